@@ -1,0 +1,1 @@
+"""Reference agent, batch runner, metrics, reports, export and the `occusim` command line."""

@@ -1,0 +1,87 @@
+"""A loaded set of scenarios and tasks from any number of sources, with unique ids."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._categories import category_slug
+from ._errors import ScenarioError, UnknownTaskError
+from ._scenario import Scenario
+from ._state import merge_patch
+from ._task import Task
+
+
+@dataclass
+class Catalog:
+    """Scenarios and tasks by id, each remembering the source it came from."""
+
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def add(self, scenario: Scenario, origin: str) -> list[ScenarioError]:
+        """Add a scenario; returns id clashes instead of silently shadowing an earlier source."""
+        errors: list[ScenarioError] = []
+        if scenario.id in self.scenarios:
+            first = self.origins[scenario.id]
+            errors.append(ScenarioError(origin, "id", f"scenario id {scenario.id!r} is already defined in {first}"))
+            return errors
+        for index, task in enumerate(scenario.tasks):
+            if task.id in self.tasks:
+                first = self.origins[self.tasks[task.id].scenario or ""]
+                errors.append(
+                    ScenarioError(origin, ["tasks", index, "id"], f"task id {task.id!r} is already defined in {first}")
+                )
+        if errors:
+            return errors
+        self.scenarios[scenario.id] = scenario
+        self.origins[scenario.id] = origin
+        for task in scenario.tasks:
+            self.tasks[task.id] = task
+        return errors
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            raise UnknownTaskError("task", task_id, self.tasks) from None
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        try:
+            return self.scenarios[scenario_id]
+        except KeyError:
+            raise UnknownTaskError("scenario", scenario_id, self.scenarios) from None
+
+    def scenario_of(self, task: Task | str) -> Scenario:
+        if isinstance(task, str):
+            task = self.task(task)
+        return self.scenario(task.scenario or "")
+
+    def initial_state(self, task: Task | str) -> dict[str, Any]:
+        """The scenario's initial state with the task's merge patch applied."""
+        if isinstance(task, str):
+            task = self.task(task)
+        return merge_patch(self.scenario_of(task).initial_state, task.initial_state_patch)
+
+    def select(self, selector: str | Iterable[str] | None = None) -> list[Task]:
+        """Tasks matching any of the comma-separated patterns.
+
+        A pattern is a glob on the task id (`occubench/*`), the scenario id, or the category slug
+        (`healthcare-life-sciences`); `all`, `*` or nothing selects every task.
+        """
+        if selector is None:
+            return list(self.tasks.values())
+        patterns = [p.strip() for p in (selector.split(",") if isinstance(selector, str) else selector)]
+        patterns = [p for p in patterns if p]
+        if not patterns or "all" in patterns:
+            return list(self.tasks.values())
+        chosen: list[Task] = []
+        for task in self.tasks.values():
+            scenario = self.scenario_of(task)
+            keys = (task.id, scenario.id, category_slug(scenario.category))
+            if any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns for key in keys):
+                chosen.append(task)
+        return chosen

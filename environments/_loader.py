@@ -1,0 +1,124 @@
+"""Load scenarios from YAML files, folders, the bundled catalog and `occubench:PATH` sources."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from ._catalog import Catalog
+from ._errors import ScenarioError, ScenarioErrors
+from ._scenario import Scenario
+
+BUNDLED_CATALOG = Path(__file__).parent / "catalog"
+OCCUBENCH_PREFIX = "occubench:"
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+
+def display_path(path: Path | str) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    path = Path(path)
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    except ValueError:
+        return str(path)
+
+
+def validation_errors(source: str, error: ValidationError) -> list[ScenarioError]:
+    """Turn pydantic's errors into `file: json.path: message` errors."""
+    out = []
+    for detail in error.errors():
+        location = [part for part in detail["loc"] if not (isinstance(part, str) and part in _UNION_TAGS)]
+        message = detail["msg"]
+        if detail["type"] == "extra_forbidden":
+            message = "unknown field (check its spelling against the format's JSON Schema)"
+        elif detail["type"] == "missing":
+            message = "required field is missing"
+        out.append(ScenarioError(source, location, message))
+    return out
+
+
+_UNION_TAGS = {"llm", "state", "tool_call"}
+
+
+def parse_scenario(data: object, source: str) -> Scenario:
+    """Validate one parsed document as a scenario, raising every problem at once."""
+    if not isinstance(data, dict):
+        raise ScenarioErrors([ScenarioError(source, "", f"expected a mapping at the top level, got {type(data).__name__}")])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioErrors(validation_errors(source, error)) from None
+
+
+def load_scenario_file(path: Path | str) -> Scenario:
+    """Read and validate one scenario YAML file."""
+    source = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScenarioErrors([ScenarioError(source, "", f"cannot read file: {error.strerror or error}")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ScenarioErrors([ScenarioError(source, where, f"invalid YAML: {problem}")]) from None
+    return parse_scenario(data, source)
+
+
+def scenario_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*") if p.suffix in SCENARIO_SUFFIXES and p.is_file())
+
+
+def load_source(spec: str | Path) -> list[tuple[Scenario, str]]:
+    """Load one source: a YAML file, a folder of them, or `occubench:PATH`. Returns (scenario, origin) pairs."""
+    spec = str(spec)
+    if spec.startswith(OCCUBENCH_PREFIX):
+        from ._occubench import load_occubench
+
+        root = spec[len(OCCUBENCH_PREFIX) :]
+        return [(scenario, origin) for scenario, origin in load_occubench(root)]
+    root = Path(spec)
+    if not root.exists():
+        raise ScenarioErrors([ScenarioError(spec, "", "no such file or folder")])
+    errors: list[ScenarioError] = []
+    loaded: list[tuple[Scenario, str]] = []
+    files = scenario_files(root)
+    if not files:
+        raise ScenarioErrors([ScenarioError(spec, "", "no scenario files (*.yaml) found")])
+    for path in files:
+        try:
+            loaded.append((load_scenario_file(path), display_path(path)))
+        except ScenarioErrors as error:
+            errors.extend(error.errors)
+    if errors:
+        raise ScenarioErrors(errors)
+    return loaded
+
+
+def load_catalog(sources: Sequence[str | Path] = (), *, bundled: bool = True) -> Catalog:
+    """Load the bundled catalog (unless `bundled=False`) and every source, keeping ids unique.
+
+    Raises ScenarioErrors listing every problem found in every source.
+    """
+    catalog = Catalog()
+    errors: list[ScenarioError] = []
+    specs: list[str | Path] = ([BUNDLED_CATALOG] if bundled and BUNDLED_CATALOG.is_dir() else []) + list(sources)
+    for spec in specs:
+        try:
+            loaded = load_source(spec)
+        except ScenarioErrors as error:
+            errors.extend(error.errors)
+            continue
+        for scenario, origin in loaded:
+            errors.extend(catalog.add(scenario, origin))
+    if errors:
+        raise ScenarioErrors(errors)
+    return catalog

@@ -1,0 +1,91 @@
+"""The rubric format: weighted items whose checks must all pass (chained), of three explicit kinds."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+StateOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "contains", "exists", "absent"]
+VALUELESS_OPS = frozenset({"exists", "absent"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StateCheck(_Strict):
+    """An assertion on the final tracked state."""
+
+    pointer: str = Field(description="RFC 6901 JSON Pointer into the final state, e.g. /patients/0/priority")
+    op: StateOp
+    value: Any = Field(default=None, description="Compared value; unused by `exists` and `absent`.")
+
+    @model_validator(mode="after")
+    def _pointer_syntax(self) -> StateCheck:
+        if self.pointer and not self.pointer.startswith("/"):
+            raise ValueError(f"pointer {self.pointer!r} must be empty or start with '/'")
+        if self.op not in VALUELESS_OPS and "value" not in self.model_fields_set:
+            raise ValueError(f"op {self.op!r} needs a `value`")
+        return self
+
+
+class ToolCallCheck(_Strict):
+    """The agent called `tool`, optionally with matching arguments and in order relative to another tool."""
+
+    tool: str
+    arguments_match: dict[str, Any] | None = Field(
+        default=None, description="A partial object the call's arguments must contain (recursively)."
+    )
+    before: str | None = Field(default=None, description="A tool that must be called after this call.")
+    after: str | None = Field(default=None, description="A tool that must be called before this call.")
+
+
+class _ItemBase(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    description: str
+    weight: float = Field(default=1.0, gt=0)
+
+
+class LlmItem(_ItemBase):
+    """Binary criteria in words, read by the LLM judge."""
+
+    kind: Literal["llm"] = "llm"
+    checks: list[str] = Field(min_length=1)
+
+
+class StateItem(_ItemBase):
+    kind: Literal["state"] = "state"
+    checks: list[StateCheck] = Field(min_length=1)
+
+
+class ToolCallItem(_ItemBase):
+    kind: Literal["tool_call"] = "tool_call"
+    checks: list[ToolCallCheck] = Field(min_length=1)
+
+
+RubricItem = Annotated[LlmItem | StateItem | ToolCallItem, Field(discriminator="kind")]
+
+
+class Exemplar(_Strict):
+    """A calibration example: an expert's verdict on a short trajectory excerpt, shown to the judge."""
+
+    item_id: str | None = None
+    excerpt: str
+    passed: bool
+    explanation: str = ""
+
+
+class Rubric(_Strict):
+    items: list[RubricItem] = Field(default_factory=list)
+    pass_threshold: float = Field(default=1.0, gt=0, le=1)
+    exemplars: list[Exemplar] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Rubric:
+        seen: set[str] = set()
+        for item in self.items:
+            if item.id in seen:
+                raise ValueError(f"duplicate rubric item id {item.id!r}")
+            seen.add(item.id)
+        return self

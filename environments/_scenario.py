@@ -1,0 +1,71 @@
+"""The scenario format: an occupation's tools, rules and initial state, with the tasks set in it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ._categories import Category
+from ._task import Task
+
+SLUG = r"^[a-z0-9][a-z0-9\-_]*$"
+TOOL_NAME = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$"
+
+
+class Tool(BaseModel):
+    """One simulated tool, described to the agent by its JSON Schemas."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=TOOL_NAME)
+    description: str
+    input_schema: dict[str, Any] = Field(description="JSON Schema of the arguments (an object schema).")
+    output_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema every observation of this tool must satisfy."
+    )
+    example_output: Any = None
+
+
+class Scenario(BaseModel):
+    """An occupational environment. One YAML file holds one scenario and its tasks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=SLUG)
+    name: str
+    category: Category
+    domain: str
+    occupation: str = Field(description="The human role the agent stands in for.")
+    summary: str
+    version: str = "1"
+    rules: str = Field(
+        description="Domain rules for the simulator: formulas, thresholds, error shapes, prerequisites, visibility."
+    )
+    tools: list[Tool] = Field(min_length=1)
+    state_descriptions: dict[str, str]
+    initial_state: dict[str, Any]
+    state_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema the tracked state must keep satisfying."
+    )
+    simulator_prompt: str | None = Field(
+        default=None,
+        description="A verbatim simulator prompt (imported OccuBench environments) used by the history mode.",
+    )
+    tasks: list[Task] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _link_tasks(self) -> Scenario:
+        names = [t.name for t in self.tools]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"duplicate tool names: {sorted(duplicates)}")
+        for task in self.tasks:
+            if task.scenario is None:
+                task.scenario = self.id
+            elif task.scenario != self.id:
+                raise ValueError(f"task {task.id!r} names scenario {task.scenario!r}, but sits in {self.id!r}")
+        return self
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)

@@ -1,0 +1,1 @@
+"""Rubric scoring, the LLM judge and the judging service."""

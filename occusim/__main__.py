@@ -1,0 +1,5 @@
+"""Allows `python -m occusim`."""
+
+from occusim.clients.cli import main
+
+raise SystemExit(main())
