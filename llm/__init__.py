@@ -1,1 +1,34 @@
 """One gateway to every model: litellm, the local GGUF backend, the response cache, usage accounting."""
+
+from ._cache import ResponseCache, default_cache, set_default_cache
+from ._completion import Completion, ToolCall
+from ._config import ModelConfig
+from ._errors import LLMError, LLMOutputError, ProviderError
+from ._gateway import complete
+from ._json_output import parse_json_output
+from ._local import LocalEndpoint, start_local_model
+from ._retry import RetryPolicy
+from ._scripted import ScriptedReply, scripted_model
+from ._usage import UsageLedger, add_usage, sum_usage
+
+__all__ = [
+    "Completion",
+    "LLMError",
+    "LLMOutputError",
+    "LocalEndpoint",
+    "ModelConfig",
+    "ProviderError",
+    "ResponseCache",
+    "RetryPolicy",
+    "ScriptedReply",
+    "ToolCall",
+    "UsageLedger",
+    "add_usage",
+    "complete",
+    "default_cache",
+    "parse_json_output",
+    "scripted_model",
+    "set_default_cache",
+    "start_local_model",
+    "sum_usage",
+]

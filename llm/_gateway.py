@@ -1,0 +1,196 @@
+"""complete(): the single entry point every model call in occusim goes through."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from typing import Any
+
+from ._cache import ResponseCache, default_cache
+from ._completion import Completion, ToolCall
+from ._config import ModelConfig
+from ._errors import LLMOutputError
+from ._json_output import parse_json_output
+from ._litellm import load_litellm_async
+from ._local import local_endpoint
+from ._retry import RetryPolicy, with_retries
+from ._scripted import mock_tool_calls, run_responder, scripted_responder
+from ._usage import usage_from_response
+
+# Providers whose OpenAI-compatible servers accept response_format json_schema even where litellm's
+# capability map has no entry for the model name.
+_SCHEMA_PASSTHROUGH_PREFIXES = ("hosted_vllm/", "openai/", "ollama_chat/", "lm_studio/")
+
+
+async def complete(
+    model: str | ModelConfig,
+    messages: list[dict],
+    *,
+    tools: list[dict] | None = None,
+    response_schema: dict | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    timeout: float = 120.0,  # noqa: ASYNC109 - forwarded to the provider request, not awaited here
+    max_tokens: int | None = None,
+    role: str = "world_model",
+    cache: ResponseCache | bool | None = None,
+    retry: RetryPolicy | None = None,
+) -> Completion:
+    """Ask `model` for one chat completion, with caching, retries and usage accounting."""
+    config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
+    store = _select_cache(cache, config, temperature, seed)
+    key = None
+    if store is not None:
+        key = ResponseCache.key(
+            config.model, config.api_base, messages, tools, response_schema, temperature, seed, max_tokens
+        )
+        hit = await store.get(key)
+        if hit is not None:
+            return hit
+
+    request: dict[str, Any] = {
+        "model": config.model,
+        "tools": tools,
+        "response_schema": response_schema,
+        "temperature": temperature,
+        "seed": seed,
+        "max_tokens": max_tokens,
+        "timeout": timeout,
+        "role": role,
+    }
+    started = time.perf_counter()
+    response = await with_retries(
+        lambda: _call_once(config, messages, request),
+        retry or RetryPolicy.from_env(),
+        config.model,
+        role,
+    )
+    completion = _to_completion(response, config, latency_ms=(time.perf_counter() - started) * 1000.0)
+    if store is not None and key is not None:
+        await store.put(key, completion)
+    return completion
+
+
+def _select_cache(
+    cache: ResponseCache | bool | None, config: ModelConfig, temperature: float, seed: int | None
+) -> ResponseCache | None:
+    if isinstance(cache, ResponseCache):
+        return cache
+    if cache is False:
+        return None
+    if cache is True:
+        return default_cache()
+    # Sampled answers are not reproducible, and scripted answers depend on responder state, not the request.
+    if config.is_scripted or (temperature != 0 and seed is None):
+        return None
+    return default_cache()
+
+
+async def _call_once(config: ModelConfig, messages: list[dict], request: dict[str, Any]) -> Any:
+    litellm = await load_litellm_async()
+    timeout = request["timeout"]
+    kwargs: dict[str, Any] = {
+        "messages": messages,
+        "temperature": request["temperature"],
+        "timeout": timeout,
+        # Retries are ours (RetryPolicy); the provider clients must not add their own.
+        "num_retries": 0,
+        "max_retries": 0,
+        "drop_params": True,
+    }
+    for name in ("seed", "max_tokens", "tools"):
+        if request[name] is not None:
+            kwargs[name] = request[name]
+
+    schema = request["response_schema"]
+    schema_native = True
+    if config.is_scripted:
+        reply = await asyncio.wait_for(
+            run_responder(scripted_responder(config.model), messages, request), timeout
+        )
+        kwargs.update(model=config.model, custom_llm_provider="openai", mock_response=reply.text)
+        if reply.tool_calls:
+            kwargs["mock_tool_calls"] = mock_tool_calls(reply)
+    elif config.is_local:
+        endpoint = await local_endpoint(config.model)
+        kwargs.update(model=endpoint.litellm_model, api_base=endpoint.api_base, api_key=endpoint.api_key)
+        if schema is not None:
+            kwargs.update(endpoint.schema_arguments(schema))
+            schema = None
+    else:
+        kwargs["model"] = config.model
+        if config.api_base:
+            kwargs["api_base"] = config.api_base
+        if config.api_key:
+            kwargs["api_key"] = config.api_key
+        schema_native = _supports_schema(litellm, config.model)
+
+    if schema is not None:
+        if schema_native:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(schema), "schema": schema},
+            }
+        else:
+            kwargs["messages"] = _with_json_instruction(messages, schema)
+    return await litellm.acompletion(**kwargs)
+
+
+def _supports_schema(litellm: Any, model: str) -> bool:
+    if model.startswith(_SCHEMA_PASSTHROUGH_PREFIXES):
+        return True
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:
+        return False
+
+
+def _schema_name(schema: dict) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
+    return name[:64] or "response"
+
+
+def _with_json_instruction(messages: list[dict], schema: dict) -> list[dict]:
+    instruction = (
+        "Answer with a single JSON object and nothing else. It must validate against this JSON Schema:\n"
+        + json.dumps(schema, separators=(",", ":"))
+    )
+    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+        first = {**messages[0], "content": messages[0]["content"] + "\n\n" + instruction}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+def _to_completion(response: Any, config: ModelConfig, latency_ms: float) -> Completion:
+    choice = response.choices[0]
+    message = choice.message
+    calls = [_tool_call(call, index) for index, call in enumerate(getattr(message, "tool_calls", None) or [])]
+    return Completion(
+        text=message.content or "",
+        tool_calls=calls,
+        usage=usage_from_response(response, free=config.is_scripted or config.is_local),
+        latency_ms=latency_ms,
+        model=config.model,
+        cached=False,
+        finish_reason=getattr(choice, "finish_reason", None),
+    )
+
+
+def _tool_call(call: Any, index: int) -> ToolCall:
+    name = call.function.name or ""
+    raw = call.function.arguments or ""
+    if raw.strip() == "":
+        arguments: Any = {}
+    else:
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError:
+            try:
+                arguments = parse_json_output(raw)
+            except LLMOutputError:
+                raise LLMOutputError(f"tool call {name!r} has arguments that are not JSON", raw) from None
+    if not isinstance(arguments, dict):
+        raise LLMOutputError(f"tool call {name!r} has arguments that are not a JSON object", raw)
+    return ToolCall(id=call.id or f"call_{index}", name=name, arguments=arguments, raw_arguments=raw)

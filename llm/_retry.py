@@ -1,0 +1,90 @@
+"""Exponential backoff around provider calls: transient failures retry, auth and bad requests do not."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ._errors import LLMError, ProviderError
+
+T = TypeVar("T")
+
+
+@dataclass
+class RetryPolicy:
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    multiplier: float = 2.0
+
+    @classmethod
+    def from_env(cls) -> RetryPolicy:
+        """The default policy; OCCUSIM_LLM_RETRIES sets the number of attempts."""
+        raw = os.environ.get("OCCUSIM_LLM_RETRIES")
+        if raw is None or raw.strip() == "":
+            return cls()
+        try:
+            attempts = int(raw)
+        except ValueError:
+            raise LLMError(f"OCCUSIM_LLM_RETRIES must be an integer number of attempts, got {raw!r}") from None
+        return cls(attempts=max(1, attempts))
+
+    def delay(self, failed_attempts: int) -> float:
+        """Seconds to wait after `failed_attempts` failures; small jitter de-synchronises parallel callers."""
+        base = min(self.max_delay, self.base_delay * self.multiplier ** (failed_attempts - 1))
+        return base * (1.0 + random.uniform(0.0, 0.1))
+
+
+def is_transient(error: BaseException) -> bool:
+    """Rate limits, timeouts, connection failures and 5xx answers are worth retrying."""
+    if isinstance(error, TimeoutError):
+        return True
+    import openai
+
+    if isinstance(error, (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)):
+        return True
+    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError, openai.BadRequestError,
+                          openai.NotFoundError, openai.UnprocessableEntityError)):
+        return False
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status >= 500 or status == 429)
+
+
+def _hint(error: BaseException, role: str) -> str:
+    import openai
+
+    env = f"OCCUSIM_{role.upper()}_"
+    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return f"check {env}API_KEY or the provider's key variable, e.g. OPENAI_API_KEY"
+    if isinstance(error, openai.NotFoundError):
+        return f"check the model name in {env}MODEL / OCCUSIM_MODEL and {env}API_BASE"
+    if is_transient(error):
+        return "transient failure; raise OCCUSIM_LLM_RETRIES or try again later"
+    return ""
+
+
+async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, model: str, role: str) -> T:
+    """Run `call`, retrying transient provider failures; raise ProviderError when they persist."""
+    attempts = max(1, policy.attempts)
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call()
+        except LLMError:
+            raise
+        except Exception as error:
+            if not _is_provider_error(error):
+                raise
+            if not is_transient(error) or attempt == attempts:
+                raise ProviderError(model, attempt, error, hint=_hint(error, role)) from error
+            await asyncio.sleep(policy.delay(attempt))
+    raise AssertionError("unreachable")
+
+
+def _is_provider_error(error: BaseException) -> bool:
+    import openai
+
+    return isinstance(error, (openai.OpenAIError, TimeoutError))

@@ -1,0 +1,170 @@
+"""The SQLite response cache: hits skip the model, request changes miss, entries survive reopening."""
+
+from __future__ import annotations
+
+import asyncio
+
+from occusim.llm import ResponseCache, ScriptedReply, complete, scripted_model, set_default_cache
+
+USER = [{"role": "user", "content": "Summarise the shift handover."}]
+
+
+def counting(answer="Two beds free.", tool_calls=None):
+    calls = []
+
+    def responder(messages, request):
+        calls.append(request)
+        return ScriptedReply(text=answer, tool_calls=tool_calls or [])
+
+    return responder, calls
+
+
+async def test_second_identical_call_is_a_hit_with_no_model_call(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    responder, calls = counting()
+    model = scripted_model(responder, name="cached-handover")
+
+    first = await complete(model, USER, cache=cache)
+    second = await complete(model, USER, cache=cache)
+
+    assert len(calls) == 1
+    assert first.cached is False
+    assert second.cached is True
+    assert second.text == first.text
+    assert second.model == first.model
+    assert second.finish_reason == first.finish_reason
+    assert (cache.hits, cache.misses) == (1, 1)
+    # A hit spends nothing: no model call, no tokens, no cost.
+    assert second.usage.calls == 0
+    assert second.usage.cached_calls == 1
+    assert second.usage.prompt_tokens == 0
+    assert second.usage.cost_usd == 0.0
+
+
+async def test_tool_calls_survive_the_cache(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    responder, calls = counting("", [{"name": "admit", "arguments": {"bed": 4}}])
+    model = scripted_model(responder)
+
+    first = await complete(model, USER, cache=cache)
+    second = await complete(model, USER, cache=cache)
+
+    assert second.cached is True
+    assert second.tool_calls == first.tool_calls
+    assert second.tool_calls[0].arguments == {"bed": 4}
+
+
+async def test_changed_seed_temperature_or_messages_miss(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    await complete(model, USER, cache=cache, seed=1)
+    await complete(model, USER, cache=cache, seed=2)
+    await complete(model, USER, cache=cache, seed=1, temperature=0.7)
+    await complete(model, USER, cache=cache, seed=1, max_tokens=10)
+    await complete(model, [{"role": "user", "content": "Something else."}], cache=cache, seed=1)
+    await complete(model, USER, cache=cache, seed=1)
+
+    assert len(calls) == 5
+    assert (cache.hits, cache.misses) == (1, 5)
+
+
+async def test_entries_persist_across_cache_instances(tmp_path):
+    path = tmp_path / "nested" / "responses.sqlite"
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    writer = ResponseCache(path)
+    await complete(model, USER, cache=writer)
+    writer.close()
+    reader = ResponseCache(path)
+    again = await complete(model, USER, cache=reader)
+
+    assert len(calls) == 1
+    assert again.cached is True
+    assert (reader.hits, reader.misses) == (1, 0)
+
+
+async def test_concurrent_use_of_one_cache(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    responder, calls = counting()
+    model = scripted_model(responder)
+    prompts = [[{"role": "user", "content": f"bed {i}"}] for i in range(12)]
+
+    await asyncio.gather(*(complete(model, p, cache=cache) for p in prompts))
+    again = await asyncio.gather(*(complete(model, p, cache=cache) for p in prompts))
+
+    assert len(calls) == 12
+    assert all(c.cached for c in again)
+    assert (cache.hits, cache.misses) == (12, 12)
+
+
+async def test_scripted_models_skip_the_default_cache(isolated_default_cache):
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    await complete(model, USER)
+    await complete(model, USER)
+
+    assert len(calls) == 2
+    assert isolated_default_cache.hits == isolated_default_cache.misses == 0
+
+
+async def test_cache_true_uses_the_default_cache(isolated_default_cache):
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    await complete(model, USER, cache=True)
+    hit = await complete(model, USER, cache=True)
+
+    assert hit.cached is True
+    assert len(calls) == 1
+    assert isolated_default_cache.hits == 1
+
+
+async def test_default_cache_can_be_switched_off(monkeypatch):
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    set_default_cache(None)
+    await complete(model, USER, cache=True)
+    await complete(model, USER, cache=True)
+    assert len(calls) == 2
+
+    set_default_cache(ResponseCache(":memory:"))
+    monkeypatch.setenv("OCCUSIM_NO_CACHE", "1")
+    await complete(model, USER, cache=True)
+    await complete(model, USER, cache=True)
+    assert len(calls) == 4
+
+
+async def test_cache_false_never_stores(tmp_path):
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    await complete(model, USER, cache=True)
+    miss = await complete(model, USER, cache=False)
+
+    assert miss.cached is False
+    assert len(calls) == 2
+
+
+def test_key_depends_on_every_request_field():
+    base = dict(
+        model="openai/gpt-4.1", api_base=None, messages=USER, tools=None, response_schema=None,
+        temperature=0.0, seed=None, max_tokens=None,
+    )
+    variants = [
+        {"model": "openai/gpt-4.1-mini"},
+        {"api_base": "http://127.0.0.1:8000/v1"},
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+        {"response_schema": {"type": "object"}},
+        {"temperature": 0.5},
+        {"seed": 3},
+        {"max_tokens": 64},
+    ]
+    keys = {ResponseCache.key(**base)} | {ResponseCache.key(**{**base, **v}) for v in variants}
+    assert len(keys) == len(variants) + 1
+    reordered = {**base, "response_schema": {"b": 1, "a": 2}}
+    assert ResponseCache.key(**reordered) == ResponseCache.key(**{**base, "response_schema": {"a": 2, "b": 1}})
