@@ -4,8 +4,10 @@ from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError
 from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source, parse_scenario
+from ._occubench import load_occubench
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
+from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
 from ._state import apply_json_patch, canonical_json, merge_patch, state_hash
 from ._task import ReferenceStep, Task
 from ._trajectory import (
@@ -18,6 +20,8 @@ from ._trajectory import (
     StepRecord,
     Usage,
 )
+from ._validation import ValidationReport, validate_catalog, validate_scenario, validate_sources
+from ._yaml import dump_scenario, write_scenario
 
 __all__ = [
     "BUNDLED_CATALOG",
@@ -32,6 +36,7 @@ __all__ = [
     "InjectedFault",
     "LlmItem",
     "ReferenceStep",
+    "SCENARIO_SCHEMA_PATH",
     "Rubric",
     "RubricItem",
     "Scenario",
@@ -47,13 +52,21 @@ __all__ = [
     "ToolCallItem",
     "UnknownTaskError",
     "Usage",
+    "ValidationReport",
     "apply_json_patch",
     "canonical_json",
     "category_slug",
+    "dump_scenario",
     "load_catalog",
+    "load_occubench",
     "load_scenario_file",
     "load_source",
     "merge_patch",
     "parse_scenario",
+    "scenario_json_schema",
     "state_hash",
+    "validate_catalog",
+    "validate_scenario",
+    "validate_sources",
+    "write_scenario",
 ]

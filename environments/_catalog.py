@@ -29,12 +29,20 @@ class Catalog:
             first = self.origins[scenario.id]
             errors.append(ScenarioError(origin, "id", f"scenario id {scenario.id!r} is already defined in {first}"))
             return errors
+        seen: dict[str, int] = {}
         for index, task in enumerate(scenario.tasks):
             if task.id in self.tasks:
                 first = self.origins[self.tasks[task.id].scenario or ""]
                 errors.append(
                     ScenarioError(origin, ["tasks", index, "id"], f"task id {task.id!r} is already defined in {first}")
                 )
+            elif task.id in seen:
+                errors.append(
+                    ScenarioError(
+                        origin, ["tasks", index, "id"], f"task id {task.id!r} is already used by tasks[{seen[task.id]}]"
+                    )
+                )
+            seen.setdefault(task.id, index)
         if errors:
             return errors
         self.scenarios[scenario.id] = scenario

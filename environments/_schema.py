@@ -1,0 +1,56 @@
+"""The scenario-file JSON Schema, generated from the pydantic models.
+
+`python -m occusim.environments._schema` rewrites scenario.schema.json; `--check` only compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._scenario import Scenario
+
+SCENARIO_SCHEMA_PATH = Path(__file__).with_name("scenario.schema.json")
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one scenario YAML file (editors can use it for completion and checking)."""
+    schema = {"$schema": JSON_SCHEMA_DIALECT, **Scenario.model_json_schema()}
+    schema["title"] = "occusim scenario file"
+    return schema
+
+
+def render_scenario_schema() -> str:
+    return json.dumps(scenario_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m occusim.environments._schema", description="Regenerate scenario.schema.json."
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is out of date")
+    parser.add_argument("--out", type=Path, default=SCENARIO_SCHEMA_PATH, help="where to write the schema")
+    args = parser.parse_args(argv)
+    text = render_scenario_schema()
+    current = args.out.read_text(encoding="utf-8") if args.out.is_file() else None
+    if args.check:
+        if current == text:
+            print(f"{args.out} is up to date")
+            return 0
+        print(f"{args.out} is out of date; run `python -m occusim.environments._schema`", file=sys.stderr)
+        return 1
+    if current != text:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        print(f"{args.out} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
