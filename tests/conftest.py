@@ -1,7 +1,8 @@
-"""Shared fixtures: the OccuBench sample release and a small, valid scenario to break in tests."""
+"""Shared fixtures: the OccuBench sample, a small valid scenario, an isolated response cache, the local model."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Callable
 from pathlib import Path
@@ -9,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from occusim.llm import ResponseCache, default_cache, set_default_cache, start_local_model
 
 REPO = Path(__file__).resolve().parents[1]
 # The sample release sits beside the repository: <repo>/../shared/occubench.
@@ -128,3 +131,23 @@ def write_scenario_yaml(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def isolated_default_cache(tmp_path, monkeypatch):
+    """Point the process default cache at a fresh file so tests never share or touch ~/.cache."""
+    monkeypatch.delenv("OCCUSIM_NO_CACHE", raising=False)
+    monkeypatch.delenv("OCCUSIM_LLM_RETRIES", raising=False)
+    previous = default_cache()
+    cache = ResponseCache(tmp_path / "default-cache.sqlite")
+    set_default_cache(cache)
+    yield cache
+    cache.close()
+    set_default_cache(previous)
+
+
+@pytest.fixture(scope="session")
+def local_model() -> str:
+    """The bundled local model, loaded once per test session (the server is a per-process singleton)."""
+    asyncio.run(start_local_model("local"))
+    return "local"
