@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ._categories import category_slug
@@ -27,6 +28,8 @@ class Catalog:
         errors: list[ScenarioError] = []
         if scenario.id in self.scenarios:
             first = self.origins[scenario.id]
+            if _same_origin(first, origin):
+                return errors  # the same file named twice (e.g. a bundled file passed as a source)
             errors.append(ScenarioError(origin, "id", f"scenario id {scenario.id!r} is already defined in {first}"))
             return errors
         seen: dict[str, int] = {}
@@ -93,3 +96,11 @@ class Catalog:
             if any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns for key in keys):
                 chosen.append(task)
         return chosen
+
+
+def _same_origin(first: str, second: str) -> bool:
+    if first == second:
+        return True
+    if ":" in first.split("/", 1)[0] or ":" in second.split("/", 1)[0]:
+        return False  # `occubench:...` origins only match when spelled the same
+    return Path(first).resolve() == Path(second).resolve()

@@ -209,3 +209,11 @@ def test_validate_catalog_names_each_scenario_by_its_origin(scenario_data):
     data["tasks"][0]["reference_solution"][0]["tool"] = "nope"
     catalog.add(parse_scenario(data, "a.yaml"), "a.yaml")
     assert [e.source for e in validate_catalog(catalog)] == ["a.yaml"]
+
+
+def test_a_bundled_file_named_again_is_not_a_clash():
+    from occusim.environments import BUNDLED_CATALOG, validate_sources
+
+    one_file = next(BUNDLED_CATALOG.rglob("*.yaml"))
+    report = validate_sources([one_file], bundled=True)
+    assert report.ok, [str(e) for e in report.errors]
