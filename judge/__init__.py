@@ -1,1 +1,42 @@
 """Rubric scoring, the LLM judge and the judging service."""
+
+from ._agreement import Agreement, agreement, cohens_kappa
+from ._errors import JudgeError, JudgeModelError
+from ._judge import MAX_VOTES, judge
+from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
+from ._prompt import PROMPT_VERSION
+from ._scoring import check_item, score_items
+from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_endpoint, judge_routes
+from ._state_check import check_state
+from ._tool_call_check import check_tool_call, counts_as_call
+from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
+
+__all__ = [
+    "JUDGE_PATH",
+    "MAX_VOTES",
+    "PROMPT_VERSION",
+    "Agreement",
+    "CheckVerdict",
+    "ItemVerdict",
+    "JudgeError",
+    "JudgeModelError",
+    "JudgeRequest",
+    "LabelComparison",
+    "LabeledEpisode",
+    "Verdict",
+    "Vote",
+    "agreement",
+    "agreement_by_group",
+    "check_item",
+    "check_state",
+    "check_tool_call",
+    "cohens_kappa",
+    "compare_labels",
+    "counts_as_call",
+    "judge",
+    "judge_app",
+    "judge_endpoint",
+    "judge_routes",
+    "read_labels",
+    "score_items",
+]

@@ -1,0 +1,100 @@
+"""JSON-value comparisons shared by the deterministic checks: equality, partial match, pointer lookup."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+# Floats that went through an LLM-simulated state rarely survive bit-for-bit (1.27 vs 1.2700000001).
+_REL_TOL = 1e-9
+_ABS_TOL = 1e-9
+
+
+def is_number(value: Any) -> bool:
+    # bool is an int in Python but never a number in JSON.
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: true/1 differ, 40 and 40.0 are equal, floats compare with a tiny tolerance."""
+    if is_number(left) and is_number(right):
+        return left == right or math.isclose(left, right, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
+    return type(left) is type(right) and left == right
+
+
+def json_contains(expected: Any, actual: Any) -> bool:
+    """`actual` contains the partial object `expected`.
+
+    Objects match when every expected key is present and matches recursively (extra keys are fine);
+    lists match element by element and must have the same length; other values must be JSON-equal.
+    """
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and json_contains(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(json_contains(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    return json_equal(expected, actual)
+
+
+class Unresolved(LookupError):
+    """A JSON Pointer that does not lead to a value; the message says where it stopped."""
+
+
+def resolve_pointer(document: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 pointer, or Unresolved naming the first segment that is missing."""
+    if pointer == "":
+        return document
+    if not pointer.startswith("/"):
+        raise Unresolved(f"pointer {pointer!r} must be empty or start with '/'")
+    value = document
+    walked = ""
+    for raw in pointer[1:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        here = walked or "the root"
+        if isinstance(value, dict):
+            if key not in value:
+                raise Unresolved(f"{here} has no key {key!r}")
+            value = value[key]
+        elif isinstance(value, list):
+            if not key.isdigit() or (len(key) > 1 and key.startswith("0")):
+                raise Unresolved(f"{here} is a list, and {key!r} is not a list index")
+            if int(key) >= len(value):
+                raise Unresolved(f"{here} is a list of {len(value)}, index {key} is out of range")
+            value = value[int(key)]
+        else:
+            raise Unresolved(f"{here} is {describe_type(value)}, not an object or list")
+        walked += "/" + raw
+    return value
+
+
+def describe_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if is_number(value):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def short_json(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,104 @@
+"""judge(): score one recorded episode against its task's rubric and verification plan."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from occusim.environments import EpisodeRecord, LlmItem, Scenario, Task, Usage
+from occusim.llm import ModelConfig
+
+from ._errors import JudgeError
+from ._llm_judge import judge_llm_items
+from ._prompt import PROMPT_VERSION
+from ._scoring import check_item, score_items, unjudged_item
+from ._verdict import ItemVerdict, Verdict
+
+VERIFICATION_PLAN_ID = "verification_plan"
+MAX_VOTES = 15
+
+
+def verification_plan_item(task: Task) -> LlmItem | None:
+    """The verification plan as ONE binary llm item (weight 1), or None when the task has no plan."""
+    if not task.verification_plan or not task.verification_plan.strip():
+        return None
+    if any(item.id == VERIFICATION_PLAN_ID for item in task.rubric.items):
+        raise JudgeError(
+            f"task {task.id!r}: the rubric item id {VERIFICATION_PLAN_ID!r} is reserved for the verification "
+            "plan; rename that item"
+        )
+    return LlmItem(
+        id=VERIFICATION_PLAN_ID,
+        description="The episode satisfies the task's verification plan as a whole",
+        checks=[task.verification_plan],
+    )
+
+
+async def judge(
+    task: Task,
+    record: EpisodeRecord,
+    *,
+    scenario: Scenario | None = None,
+    model: ModelConfig | str | None = None,
+    votes: int = 3,
+    seed: int = 0,
+    llm_items: Literal["judge", "skip"] = "judge",
+) -> Verdict:
+    """Score `record` against `task`: deterministic items directly, llm items by k-vote majority.
+
+    With `llm_items="skip"` no model is called: llm items (and the verification plan) are reported as
+    unjudged and the verdict is partial. Raises JudgeError when the judge model cannot be reached.
+    """
+    if not 1 <= votes <= MAX_VOTES:
+        raise JudgeError(f"votes must be between 1 and {MAX_VOTES}, got {votes}")
+    if record.task_id != task.id:
+        raise JudgeError(f"the episode {record.id!r} is a run of task {record.task_id!r}, not of {task.id!r}")
+    plan = verification_plan_item(task)
+    rubric_items = [*task.rubric.items, *([plan] if plan else [])]
+    pending = [item for item in rubric_items if isinstance(item, LlmItem)]
+    judged: dict[str, ItemVerdict] = {}
+    usage = Usage()
+    judge_model: str | None = None
+    if pending and llm_items == "judge":
+        config = _resolve(model)
+        judge_model = config.model
+        verdicts, usage = await judge_llm_items(
+            pending,
+            task,
+            record,
+            scenario=scenario,
+            model=config,
+            votes=votes,
+            seed=seed,
+            exemplars=task.rubric.exemplars,
+        )
+        judged = {verdict.id: verdict for verdict in verdicts}
+    items = [
+        check_item(item, record)
+        if not isinstance(item, LlmItem)
+        else judged.get(item.id) or unjudged_item(item)
+        for item in rubric_items
+    ]
+    score, passed = score_items(items, task.rubric.pass_threshold)
+    checks = [check for item in items for check in item.checks]
+    return Verdict(
+        task_id=task.id,
+        episode_id=record.id,
+        score=score,
+        passed=passed,
+        pass_threshold=task.rubric.pass_threshold,
+        partial=any(item.passed is None for item in items),
+        items=items,
+        judge_model=judge_model,
+        prompt_version=PROMPT_VERSION,
+        votes=votes if judge_model else 0,
+        seed=seed,
+        abstentions=sum(check.abstentions for check in checks),
+        ties=[check.id for check in checks if check.tie],
+        usage=usage,
+    )
+
+
+def _resolve(model: ModelConfig | str | None) -> ModelConfig:
+    if isinstance(model, ModelConfig):
+        return model
+    return ModelConfig.for_role("judge", model=model)

@@ -1,0 +1,78 @@
+"""The verdict format: every item, check and vote with its reason, as stored beside each episode."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from occusim.environments import Usage
+
+ItemKind = Literal["llm", "state", "tool_call"]
+
+
+class Vote(BaseModel):
+    """One judge vote on one check; `passed` is None when the vote abstained (unparseable or missing)."""
+
+    vote: int = Field(description="Which of the k votes (0-based).")
+    passed: bool | None
+    reason: str = ""
+    evidence_steps: list[int] = Field(default_factory=list)
+    position: int | None = Field(default=None, description="Where the check appeared in this vote's order.")
+
+
+class CheckVerdict(BaseModel):
+    """The outcome of one check of a rubric item."""
+
+    index: int = Field(description="The check's position in its item (0-based).")
+    id: str = Field(description="`<item id>#<index>`, the id the LLM judge answers under.")
+    description: str
+    passed: bool | None = Field(description="None when the check was not judged.")
+    reason: str = ""
+    evidence_steps: list[int] = Field(
+        default_factory=list, description="Step indexes supporting the outcome."
+    )
+    votes: list[Vote] = Field(default_factory=list)
+    tie: bool = Field(default=False, description="No strict majority among the votes cast (not passed).")
+    abstentions: int = 0
+
+
+class ItemVerdict(BaseModel):
+    """A rubric item: it scores its weight only when every one of its checks passed."""
+
+    id: str
+    kind: ItemKind
+    weight: float
+    description: str = ""
+    passed: bool | None = Field(description="None when the item was not judged (its kind was skipped).")
+    checks: list[CheckVerdict] = Field(default_factory=list)
+    deterministic: bool
+
+
+class Verdict(BaseModel):
+    """A task's score on one recorded episode, with everything needed to audit it later."""
+
+    task_id: str
+    episode_id: str | None = None
+    score: float = Field(description="Weighted share of passed items, over the judged items only.")
+    passed: bool | None = Field(
+        description="score >= pass_threshold; None only when unjudged items could still change the outcome."
+    )
+    pass_threshold: float
+    partial: bool = Field(default=False, description="Some items were not judged (llm items skipped).")
+    items: list[ItemVerdict]
+    judge_model: str | None = Field(default=None, description="None when no item needed a model.")
+    prompt_version: str
+    votes: int = Field(default=0, description="Votes cast per llm check (0 when no llm item was judged).")
+    seed: int = 0
+    abstentions: int = 0
+    ties: list[str] = Field(default_factory=list, description="Ids of the checks whose votes tied.")
+    usage: Usage = Field(default_factory=Usage)
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    def item(self, item_id: str) -> ItemVerdict:
+        for item in self.items:
+            if item.id == item_id:
+                return item
+        raise KeyError(f"no item {item_id!r} in the verdict of task {self.task_id!r}")
