@@ -8,7 +8,15 @@ from ._occubench import load_occubench
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
-from ._state import apply_json_patch, canonical_json, merge_patch, state_hash
+from ._state import (
+    UnresolvedPointer,
+    apply_json_patch,
+    canonical_json,
+    describe_type,
+    merge_patch,
+    resolve_pointer,
+    state_hash,
+)
 from ._task import ReferenceStep, Task
 from ._trajectory import (
     EpisodeRecord,
@@ -51,11 +59,13 @@ __all__ = [
     "ToolCallCheck",
     "ToolCallItem",
     "UnknownTaskError",
+    "UnresolvedPointer",
     "Usage",
     "ValidationReport",
     "apply_json_patch",
     "canonical_json",
     "category_slug",
+    "describe_type",
     "dump_scenario",
     "load_catalog",
     "load_occubench",
@@ -63,6 +73,7 @@ __all__ = [
     "load_source",
     "merge_patch",
     "parse_scenario",
+    "resolve_pointer",
     "scenario_json_schema",
     "state_hash",
     "validate_catalog",

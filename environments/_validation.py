@@ -25,7 +25,7 @@ from ._errors import ScenarioError, ScenarioErrors
 from ._loader import BUNDLED_CATALOG, OCCUBENCH_PREFIX, load_source, scenario_files
 from ._rubric import StateItem, ToolCallItem
 from ._scenario import Scenario
-from ._state import merge_patch
+from ._state import UnresolvedPointer, merge_patch, resolve_pointer
 from ._task import Task
 
 Location = list[str | int]
@@ -276,25 +276,9 @@ class _ScenarioCheck:
 def _resolve(document: Any, pointer: str) -> str | None:
     """Why `pointer` does not resolve in `document`, or None when it does."""
     try:
-        parts = jsonpointer.JsonPointer(pointer).parts
-    except jsonpointer.JsonPointerException as error:
+        resolve_pointer(document, pointer)
+    except UnresolvedPointer as error:
         return str(error)
-    node, walked = document, ""
-    for part in parts:
-        parent = walked or "the root"
-        if isinstance(node, dict):
-            if part not in node:
-                return f"no key {part!r} under {parent}{_choices(part, [str(k) for k in node], 'keys')}"
-            node = node[part]
-        elif isinstance(node, list):
-            if not part.isdigit() or (len(part) > 1 and part.startswith("0")):
-                return f"{parent} is an array, so {part!r} must be an index"
-            if int(part) >= len(node):
-                return f"index {part} is past the end of {parent} ({len(node)} items)"
-            node = node[int(part)]
-        else:
-            return f"{parent} is {_kind(node)}, not an object or array"
-        walked += "/" + part.replace("~", "~0").replace("/", "~1")
     return None
 
 
@@ -309,9 +293,6 @@ def _choices(name: str, known: Sequence[str], noun: str = "tools") -> str:
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f" (the {noun} are: {', '.join(known)}){hint}" if len(known) <= 12 else hint
 
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _plural(count: int, noun: str) -> str:

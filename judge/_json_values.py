@@ -1,4 +1,4 @@
-"""JSON-value comparisons shared by the deterministic checks: equality, partial match, pointer lookup."""
+"""JSON-value comparisons shared by the deterministic checks: equality, partial match, short renderings."""
 
 from __future__ import annotations
 
@@ -46,53 +46,6 @@ def json_contains(expected: Any, actual: Any) -> bool:
             and all(json_contains(e, a) for e, a in zip(expected, actual, strict=True))
         )
     return json_equal(expected, actual)
-
-
-class Unresolved(LookupError):
-    """A JSON Pointer that does not lead to a value; the message says where it stopped."""
-
-
-def resolve_pointer(document: Any, pointer: str) -> Any:
-    """The value at an RFC 6901 pointer, or Unresolved naming the first segment that is missing."""
-    if pointer == "":
-        return document
-    if not pointer.startswith("/"):
-        raise Unresolved(f"pointer {pointer!r} must be empty or start with '/'")
-    value = document
-    walked = ""
-    for raw in pointer[1:].split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
-        here = walked or "the root"
-        if isinstance(value, dict):
-            if key not in value:
-                raise Unresolved(f"{here} has no key {key!r}")
-            value = value[key]
-        elif isinstance(value, list):
-            if not key.isdigit() or (len(key) > 1 and key.startswith("0")):
-                raise Unresolved(f"{here} is a list, and {key!r} is not a list index")
-            if int(key) >= len(value):
-                raise Unresolved(f"{here} is a list of {len(value)}, index {key} is out of range")
-            value = value[int(key)]
-        else:
-            raise Unresolved(f"{here} is {describe_type(value)}, not an object or list")
-        walked += "/" + raw
-    return value
-
-
-def describe_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if is_number(value):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def short_json(value: Any, limit: int = 80) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from occusim.environments import StateCheck
+from occusim.environments import StateCheck, UnresolvedPointer, describe_type, resolve_pointer
 
-from ._json_values import Unresolved, describe_type, is_number, json_equal, resolve_pointer, short_json
+from ._json_values import is_number, json_equal, short_json
 from ._verdict import CheckVerdict
 
 _ORDER_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -39,7 +39,7 @@ def check_state(
 def _evaluate(check: StateCheck, state: dict[str, Any]) -> tuple[bool, str]:
     try:
         actual = resolve_pointer(state, check.pointer)
-    except Unresolved as missing:
+    except UnresolvedPointer as missing:
         if check.op == "absent":
             return True, f"{check.pointer} is absent ({missing})"
         return False, f"{check.pointer} does not resolve in the final state: {missing}"

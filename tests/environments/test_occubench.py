@@ -18,9 +18,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def sample() -> list:
-    from conftest import OCCUBENCH
-
-    return load_occubench(OCCUBENCH)
+    return load_occubench(Path(__file__).resolve().parents[2] / ".." / "shared" / "occubench")
 
 
 def test_every_sample_task_loads_with_its_fields(sample, occubench_root):

@@ -115,7 +115,7 @@ def test_patches_start_from_the_task_initial_state(scenario_data):
     task["rubric"]["items"][0]["checks"].append({"pointer": "/prescriptions/102/drug", "op": "exists"})
     assert _errors(data) == [
         f"{SOURCE}: tasks[0].rubric.items[0].checks[2].pointer: '/prescriptions/102/drug' does not resolve in "
-        "the final reference state: no key '102' under /prescriptions (the keys are: 101)"
+        "the final reference state: /prescriptions has no key '102' (its keys: 101)"
     ]
 
 
@@ -126,10 +126,10 @@ def test_state_check_pointers_must_resolve_in_the_final_state(scenario_data):
     checks.append({"pointer": "/prescriptions/101/drug/0", "op": "exists"})
     assert _errors(data) == [
         f"{SOURCE}: tasks[0].rubric.items[0].checks[1].pointer: '/prescriptions/101/refils_left' does not resolve "
-        "in the final reference state: no key 'refils_left' under /prescriptions/101 (the keys are: drug, "
+        "in the final reference state: /prescriptions/101 has no key 'refils_left' (its keys: drug, "
         "refills_left); did you mean 'refills_left'?",
         f"{SOURCE}: tasks[0].rubric.items[0].checks[2].pointer: '/prescriptions/101/drug/0' does not resolve "
-        "in the final reference state: /prescriptions/101/drug is a str, not an object or array",
+        "in the final reference state: /prescriptions/101/drug is a string, not an object or list",
     ]
 
 
