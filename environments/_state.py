@@ -90,5 +90,5 @@ def describe_type(value: Any) -> str:
 
 def _closest(key: str, keys: list[str]) -> str:
     listed = f" (its keys: {', '.join(keys)})" if 0 < len(keys) <= 12 else ""
-    close = difflib.get_close_matches(key, keys, n=1)
+    close = difflib.get_close_matches(key, keys, n=1) if len(keys) > 1 else []
     return listed + (f"; did you mean {close[0]!r}?" if close else "")
