@@ -1,1 +1,59 @@
 """The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app."""
+
+from ._config import ConfigError, ServiceSettings, default_store_url, load_settings
+from ._episode import Episode, JudgeHook, StepOutcome
+from ._episodes import EpisodeService
+from ._errors import (
+    EpisodeClosedError,
+    EpisodeError,
+    EpisodeExistsError,
+    EpisodeNotFoundError,
+    InvalidArgumentsError,
+    SimulatorError,
+    StepConflictError,
+    StepLimitError,
+    UnknownToolError,
+)
+from ._faults import FaultSchedule, PlannedFault, fault_rules
+from ._judging import BackgroundJudging, judge_hook
+from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
+from ._stdio import serve_stdio
+from ._store import EpisodeSummary, Judgment, Store
+from ._world_model import Simulation, WorldModel
+from .app import create_app
+
+__all__ = [
+    "SUBMIT_TOOL",
+    "TASK_PROMPT",
+    "TASK_RESOURCE",
+    "BackgroundJudging",
+    "ConfigError",
+    "ServiceSettings",
+    "build_mcp_server",
+    "create_app",
+    "default_store_url",
+    "judge_hook",
+    "load_settings",
+    "serve_stdio",
+    "Episode",
+    "EpisodeClosedError",
+    "EpisodeError",
+    "EpisodeExistsError",
+    "EpisodeNotFoundError",
+    "EpisodeService",
+    "EpisodeSummary",
+    "FaultSchedule",
+    "InvalidArgumentsError",
+    "JudgeHook",
+    "Judgment",
+    "PlannedFault",
+    "Simulation",
+    "SimulatorError",
+    "StepConflictError",
+    "StepLimitError",
+    "StepOutcome",
+    "Store",
+    "UnknownToolError",
+    "WorldModel",
+    "fault_rules",
+]

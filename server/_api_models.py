@@ -1,0 +1,98 @@
+"""Request and response bodies of the hosted service; the OpenAPI document is generated from these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from occusim.environments import EpisodeStatus, FaultMode, FaultSettings, SimulationMode, StepRecord
+from occusim.judge import Verdict
+
+
+class ErrorBody(BaseModel):
+    """Every error response: the same `error` message field as the judging service's errors."""
+
+    error: str = Field(description="What went wrong and what to do about it.")
+    type: str = Field(description="Machine-readable kind, e.g. not_found, unauthorized, invalid_body.")
+    errors: list[dict] | None = Field(default=None, description="Per-field problems of an invalid body.")
+
+
+class CreateEpisodeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description="A task id from GET /v1/tasks.")
+    world_model: str | None = Field(default=None, description="Model simulating the tools; service default if unset.")
+    faults: FaultMode = Field(default="E0", description="E0 clean, E1 explicit, E2 implicit, E3 mixed, or prompt.")
+    fault_count: int = Field(default=2, ge=0, le=100)
+    fault_duration: int = Field(default=2, ge=1, le=100)
+    seed: int = 0
+    mode: SimulationMode = "tracked"
+
+    def fault_settings(self) -> FaultSettings:
+        return FaultSettings(mode=self.faults, count=self.fault_count, duration=self.fault_duration, seed=self.seed)
+
+
+class CreateEpisodeResponse(BaseModel):
+    episode_id: str
+    task_id: str
+    mcp_url: str = Field(description="The episode's MCP streamable-HTTP endpoint.")
+    token: str = Field(description="Bearer token for mcp_url; shown once, never stored.")
+
+
+class SubmitRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="The final answer, as the agent would pass it to submit_result.")
+
+
+class EpisodeView(BaseModel):
+    episode_id: str
+    task_id: str
+    scenario_id: str
+    status: EpisodeStatus
+    mode: SimulationMode
+    world_model: str
+    faults: FaultSettings
+    step_count: int
+    steps: list[StepRecord] = Field(description="Every tool call, with any injected fault beside the truth.")
+    final_answer: str | None = None
+    verdict: Verdict | None = Field(default=None, description="The judge's verdict once judged.")
+    created_at: datetime | None = None
+    closed_at: datetime | None = None
+
+
+class TaskSummary(BaseModel):
+    id: str
+    scenario: str
+    category: str
+    title: str
+    difficulty: int
+    max_steps: int
+
+
+class ScenarioSummary(BaseModel):
+    id: str
+    name: str
+    category: str
+    domain: str
+    occupation: str
+    summary: str
+    tools: list[str]
+    tasks: list[str]
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskSummary]
+
+
+class ScenarioList(BaseModel):
+    scenarios: list[ScenarioSummary]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    tasks: int
+    open_endpoints: int = Field(description="Episodes with a live MCP endpoint in this process.")

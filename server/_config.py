@@ -1,0 +1,193 @@
+"""Settings of the hosted service and of `occusim serve`: defaults, a TOML/YAML config file, environment."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from occusim.environments._errors import format_location
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+class ConfigError(Exception):
+    """A setting that cannot work; the message names the setting and how to fix it."""
+
+
+def data_dir() -> Path:
+    """Where occusim keeps its files: $XDG_DATA_HOME/occusim, by default ~/.local/share/occusim."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "occusim"
+
+
+def default_store_url() -> str:
+    """$OCCUSIM_DB when set, else a SQLite file in the data folder."""
+    return os.environ.get("OCCUSIM_DB") or f"sqlite+aiosqlite:///{data_dir() / 'occusim.db'}"
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class ServiceSettings(BaseModel):
+    """Everything the hosted service needs; the fields are also the keys of the --config file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    db: str = Field(default_factory=default_store_url, description="Store URL or SQLite file path.")
+    db_schema: str | None = Field(default=None, description="PostgreSQL schema holding the tables.")
+    sources: list[str] = Field(default_factory=list, description="Extra scenario sources besides the catalog.")
+    bundled: bool = Field(default=True, description="Serve the bundled catalog (besides the sources).")
+    api_keys: dict[str, str] = Field(
+        default_factory=dict, description="Tenant name -> API key. A plain list of keys is accepted too."
+    )
+    no_auth: bool = Field(default=False, description="Serve without API keys; refused unless host is loopback.")
+    world_model: str | None = None
+    judge_model: str | None = None
+    public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Extra Host header values accepted (e.g. 'bench.example.org:*')."
+    )
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin header values accepted.")
+    max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    episode_idle_seconds: float = Field(default=1800.0, gt=0, description="Open episodes idle this long expire.")
+    expire_every_seconds: float = Field(default=60.0, gt=0)
+    drain_seconds: float = Field(default=30.0, ge=0, description="How long shutdown waits for requests.")
+    token_secret: str | None = Field(
+        default=None, min_length=16, description="Key that signs episode tokens; every process sharing a store needs the same."
+    )
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _keys_as_mapping(cls, value: Any) -> Any:
+        return api_key_mapping(value)
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def check_exposure(self) -> None:
+        """Refuse settings that would expose episodes: auth off beyond loopback, or auth on without keys."""
+        if self.no_auth and not self.loopback:
+            raise ConfigError(
+                f"--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not {self.host!r}; "
+                "set API keys with OCCUSIM_API_KEYS or api_keys in --config to serve on other interfaces"
+            )
+        if not self.no_auth and not self.api_keys:
+            raise ConfigError(
+                "no API keys configured: set OCCUSIM_API_KEYS=key1,key2 (or tenant=key entries) or api_keys in "
+                "the --config file; for a local trial only, pass --no-auth with --host 127.0.0.1"
+            )
+
+    def trusted_hosts(self) -> list[str]:
+        """Host header values accepted (DNS-rebinding protection): loopback names, the bound host, extras."""
+        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+        if not self.loopback and self.host not in ("0.0.0.0", "::"):
+            bound = f"[{self.host}]" if ":" in self.host else self.host
+            hosts += [f"{bound}:*", bound]
+        return hosts + self.allowed_hosts
+
+    def trusted_origins(self) -> list[str]:
+        origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+        return origins + self.allowed_origins
+
+    def token_key(self) -> bytes:
+        """The key that signs episode tokens: token_secret / $OCCUSIM_TOKEN_SECRET, else a key file.
+
+        The key file (created once, mode 0600) lives in the data folder, so tokens survive restarts of a
+        single host; processes on several hosts sharing one PostgreSQL store must share token_secret.
+        """
+        if self.token_secret:
+            return self.token_secret.encode()
+        path = data_dir() / "token.key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(32))
+        return path.read_text().strip().encode()
+
+
+def parse_api_keys(text: str) -> dict[str, str]:
+    """`key1,key2` or `alice=key1,bob=key2`; a key without a name gets a tenant name from its fingerprint."""
+    from ._auth import fingerprint
+
+    keys: dict[str, str] = {}
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        tenant, sep, key = entry.partition("=")
+        if not sep:
+            tenant, key = f"key-{fingerprint(entry)[:12]}", entry
+        if not key.strip() or not tenant.strip():
+            raise ConfigError(f"API key entry {entry!r} is empty on one side of '='; expected name=key or key")
+        keys[tenant.strip()] = key.strip()
+    return keys
+
+
+def api_key_mapping(value: Any) -> Any:
+    """The api_keys setting as tenant -> key, from a mapping, a list of keys or a comma-separated string."""
+    if isinstance(value, str):
+        return parse_api_keys(value)
+    if isinstance(value, list):
+        return parse_api_keys(",".join(str(item) for item in value))
+    return value
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML (.toml) or YAML (.yaml/.yml) config file into a mapping of settings."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config file: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {error}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level, got {type(data).__name__}")
+    return {key.replace("-", "_"): value for key, value in data.items()}
+
+
+def load_settings(
+    config: str | Path | None = None, overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ServiceSettings:
+    """Defaults < config file < environment (OCCUSIM_API_KEYS adds keys; OCCUSIM_TOKEN_SECRET) < overrides.
+
+    Overrides whose value is None are ignored, so argparse defaults do not mask the config file.
+    """
+    environ = os.environ if environ is None else environ
+    data: dict[str, Any] = read_config_file(config) if config else {}
+    source = str(config) if config else "settings"
+    if environ.get("OCCUSIM_API_KEYS"):
+        file_keys = api_key_mapping(data.get("api_keys", {}))
+        if not isinstance(file_keys, dict):
+            raise ConfigError(f"{source}: api_keys: expected a mapping of tenant names to keys, or a list of keys")
+        data["api_keys"] = {**file_keys, **parse_api_keys(environ["OCCUSIM_API_KEYS"])}
+    if environ.get("OCCUSIM_TOKEN_SECRET"):
+        data["token_secret"] = environ["OCCUSIM_TOKEN_SECRET"]
+    data.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    try:
+        return ServiceSettings.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(f"{format_location(d['loc'])}: {d['msg']}" for d in error.errors())
+        raise ConfigError(f"{source}: {problems}") from None

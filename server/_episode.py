@@ -1,0 +1,260 @@
+"""One episode: an agent's tool calls against a simulated environment, each committed before it returns."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from occusim.environments import EpisodeRecord, Scenario, StepRecord, Task, Tool, state_hash
+
+from ._degrade import degrade, explicit_error
+from ._errors import (
+    EpisodeClosedError,
+    EpisodeError,
+    InvalidArgumentsError,
+    SimulatorError,
+    StepConflictError,
+    StepLimitError,
+    UnknownToolError,
+)
+from ._faults import FaultSchedule, fault_rules
+from ._schemas import violations
+from ._simulator_prompt import simulated_steps
+from ._store import Store, utcnow
+from ._world_model import WorldModel
+
+log = logging.getLogger("occusim.server")
+
+JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
+
+
+@dataclass
+class StepOutcome:
+    """What one tool call returns: the observation the agent sees, whether it is an error, and the record."""
+
+    observation: dict[str, Any]
+    is_error: bool
+    record: StepRecord
+
+
+class Episode:
+    """A running (or finished) episode of one task. Create and open episodes through EpisodeService.
+
+    `step` raises UnknownToolError, EpisodeClosedError and StepLimitError without recording anything.
+    Everything else is recorded as a step and returned as a StepOutcome: invalid arguments (an
+    `invalid_arguments` error, no model call, no state change), injected faults, and world-model failures
+    (a `simulator_error`, state untouched). Steps run one at a time; each is committed to the store
+    before `step` returns. When another process sharing the store recorded the same step first, the
+    episode reloads and runs the call once more; StepConflictError is raised only if that races again.
+    """
+
+    def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
+                 store: Store, judge: JudgeHook | None = None,
+                 on_close: Callable[[Episode], None] | None = None) -> None:
+        self.record = record
+        self.task = task
+        self.scenario = scenario
+        self.world_model = world_model
+        self.store = store
+        self.judge_hook = judge
+        self.schedule = FaultSchedule.for_task(record.faults, task)
+        self.verdict: BaseModel | None = None
+        self.judge_error: str | None = None
+        self._fault_rules = fault_rules(record.faults)
+        self._on_close = on_close
+        self._lock = asyncio.Lock()
+        self._state_hash = state_hash(record.state)
+
+    def __repr__(self) -> str:
+        return f"Episode({self.id!r}, task={self.task.id!r}, status={self.status!r}, steps={len(self.record.steps)})"
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    @property
+    def closed(self) -> bool:
+        return self.record.status != "open"
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.record.state
+
+    @property
+    def tools(self) -> list[Tool]:
+        return self.scenario.tools
+
+    @property
+    def steps_left(self) -> int:
+        return max(0, self.task.max_steps - len(self.record.steps))
+
+    async def step(self, tool: str, arguments: dict[str, Any] | None = None) -> StepOutcome:
+        """Run one tool call. See the class docstring for what is raised and what is recorded."""
+        async with self._lock:
+            try:
+                return await self._step(tool, arguments)
+            except StepConflictError:
+                # Another process sharing the store recorded this index first: catch up, then run the
+                # call against the state it left.
+                await self._reload()
+                return await self._step(tool, arguments)
+
+    async def _step(self, tool: str, arguments: dict[str, Any] | None) -> StepOutcome:
+        if self.closed:
+            raise EpisodeClosedError(self.id, self.status)
+        index = len(self.record.steps)
+        if index >= self.task.max_steps:
+            raise StepLimitError(self.id, self.task.max_steps)
+        definition = self.scenario.tool(tool)
+        if definition is None:
+            raise UnknownToolError(tool, [t.name for t in self.scenario.tools])
+        arguments = {} if arguments is None else copy.deepcopy(arguments)
+
+        problems = (
+            violations(definition.input_schema, arguments)
+            if isinstance(arguments, dict)
+            else [("", f"arguments must be a JSON object, got {type(arguments).__name__}")]
+        )
+        if problems:
+            error = InvalidArgumentsError(tool, problems)
+            observation = {
+                "error": {
+                    "type": "invalid_arguments",
+                    "message": str(error),
+                    "violations": [{"path": path, "message": message} for path, message in problems],
+                }
+            }
+            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+            return await self._commit(step, self.record.state)
+
+        planned = self.schedule.at(index)
+        if planned is not None and planned.kind == "explicit":
+            observation, fault = explicit_error(planned.label, tool)
+            step = self._new_step(index, tool, arguments, observation, is_error=True)
+            step.fault = fault
+            return await self._commit(step, self.record.state)
+
+        try:
+            simulation = await self.world_model.simulate(
+                self.scenario, definition, arguments, state=self.record.state, history=self.record.steps,
+                mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
+            )
+        except SimulatorError as error:
+            observation = {"error": {"type": "simulator_error", "message": str(error)}}
+            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+            step.usage, step.latency_ms = error.usage, error.latency_ms
+            return await self._commit(step, self.record.state)
+
+        shown: dict[str, Any] = simulation.observation
+        step = self._new_step(index, tool, arguments, shown, is_error=False)
+        if planned is not None:
+            degraded = degrade(
+                simulation.observation, planned.label, output_schema=definition.output_schema,
+                previous=self._previous_observation(tool), rng=self.schedule.rng(index),
+            )
+            if degraded is not None:
+                shown, step.fault = degraded
+                step.observation, step.true_observation = shown, simulation.observation
+        step.is_error = _is_error_observation(shown)
+        step.state_patch = simulation.patch
+        step.usage, step.latency_ms = simulation.usage, simulation.latency_ms
+        new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
+        step.state_hash = new_hash
+        return await self._commit(step, simulation.state, new_hash)
+
+    def _new_step(self, index: int, tool: str, arguments: Any, observation: dict[str, Any], *, is_error: bool,
+                  error: str | None = None) -> StepRecord:
+        return StepRecord(
+            index=index, tool=tool, arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
+            observation=observation, is_error=is_error, error=error, state_hash=self._state_hash,
+            created_at=utcnow(),
+        )
+
+    async def _commit(self, step: StepRecord, state: dict[str, Any], new_hash: str | None = None) -> StepOutcome:
+        # The store write comes first: memory only moves on once the step is durable.
+        try:
+            await self.store.append_step(self.id, step, state)
+        except EpisodeClosedError:
+            # Submitted or expired by another process sharing the store: adopt its record, then refuse.
+            await self._reload()
+            raise
+        self.record.steps.append(step)
+        self.record.state = state
+        if new_hash is not None:
+            self._state_hash = new_hash
+        return StepOutcome(observation=step.observation, is_error=step.is_error, record=step)
+
+    def _previous_observation(self, tool: str) -> Any:
+        for earlier in reversed(simulated_steps(self.record.steps)):
+            if earlier.tool == tool:
+                return earlier.true_observation if earlier.fault is not None else earlier.observation
+        return None
+
+    async def _reload(self) -> None:
+        fresh = await self.store.load_episode(self.id)
+        self.record = fresh
+        self._state_hash = state_hash(fresh.state)
+
+    async def submit(self, answer: str, *, run_judge: bool = True) -> EpisodeRecord:
+        """Close the episode with the agent's final answer, then run the judge hook when one is set.
+
+        The status becomes "submitted", or "judged" once a verdict is stored. A failing judge does not
+        undo the submission: its message is kept in `judge_error` and the status stays "submitted".
+        Raises EpisodeClosedError when the episode is already closed.
+        """
+        async with self._lock:
+            if self.closed:
+                raise EpisodeClosedError(self.id, self.status)
+            try:
+                closed_at = await self.store.close_episode(self.id, status="submitted", final_answer=answer)
+            except EpisodeClosedError:
+                await self._reload()
+                raise
+            self.record.status = "submitted"
+            self.record.final_answer = answer
+            self.record.closed_at = closed_at
+        if self._on_close is not None:
+            self._on_close(self)
+        if run_judge and self.judge_hook is not None:
+            await self.judge()
+        return self.record
+
+    async def judge(self) -> BaseModel | None:
+        """Judge a submitted episode with the hook and store the verdict; None when there is no hook."""
+        if self.judge_hook is None:
+            return None
+        if self.record.status == "open":
+            raise EpisodeError(f"episode {self.id} is still open; submit it before judging")
+        if self.record.status == "expired":
+            raise EpisodeClosedError(self.id, self.status)
+        try:
+            verdict = await self.judge_hook(self.task, self.scenario, self.record)
+        except Exception as error:  # the judge is outside the episode's control: keep the submission
+            self.judge_error = f"{type(error).__name__}: {error}"
+            log.warning("judging episode %s failed: %s", self.id, self.judge_error)
+            return None
+        await self.store.save_judgment(self.id, verdict)
+        self.verdict = verdict
+        self.judge_error = None
+        self.record.status = "judged"
+        return verdict
+
+    def mark_expired(self) -> None:
+        """Reflect an expiry decided in the store."""
+        if not self.closed:
+            self.record.status = "expired"
+            self.record.closed_at = utcnow()
+
+
+def _is_error_observation(observation: Any) -> bool:
+    return isinstance(observation, dict) and observation.get("error") not in (None, "", False, {})

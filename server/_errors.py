@@ -1,0 +1,96 @@
+"""Typed episode errors whose messages are shown to the agent or the operator as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from occusim.environments import Usage
+
+
+class EpisodeError(Exception):
+    """Base of every error an episode reports; `str(error)` is a message the caller can act on."""
+
+
+class UnknownToolError(EpisodeError):
+    """The agent called a tool the scenario does not define. Raised, never recorded as a step."""
+
+    def __init__(self, tool: str, valid: Iterable[str]) -> None:
+        self.tool = tool
+        self.valid = sorted(valid)
+        super().__init__(f"unknown tool {tool!r}; this episode's tools are: {', '.join(self.valid)}")
+
+
+class InvalidArgumentsError(EpisodeError):
+    """The arguments break the tool's input schema.
+
+    Recorded as an error step (no model call, no state change); `Episode.step` returns it as an error
+    observation instead of raising.
+    """
+
+    def __init__(self, tool: str, violations: Sequence[tuple[str, str]]) -> None:
+        self.tool = tool
+        self.violations = list(violations)
+        lines = "; ".join(f"{path or '(arguments)'}: {message}" for path, message in self.violations)
+        super().__init__(f"invalid arguments for {tool!r}: {lines}")
+
+
+class EpisodeClosedError(EpisodeError):
+    """The episode was submitted or expired; raised by `step` and `submit`."""
+
+    def __init__(self, episode_id: str, status: str) -> None:
+        self.episode_id = episode_id
+        self.status = status
+        super().__init__(f"episode {episode_id} is closed ({status}); no further calls are accepted")
+
+
+class StepLimitError(EpisodeError):
+    """The task's max_steps were used up; raised by `step`. The agent should submit its result."""
+
+    def __init__(self, episode_id: str, max_steps: int) -> None:
+        self.episode_id = episode_id
+        self.max_steps = max_steps
+        super().__init__(
+            f"episode {episode_id} reached its limit of {max_steps} tool calls; call submit_result with your answer"
+        )
+
+
+class SimulatorError(EpisodeError):
+    """The world model gave no usable answer after its repairs, or its provider was unreachable.
+
+    Never raised to the caller of `Episode.step`: the step is recorded and returned as an error
+    observation, with the state untouched.
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, usage: Usage | None = None,
+                 latency_ms: float = 0.0) -> None:
+        self.attempts = attempts
+        self.usage = usage if usage is not None else Usage()
+        self.latency_ms = latency_ms
+        super().__init__(message)
+
+
+class EpisodeNotFoundError(EpisodeError, LookupError):
+    """No episode with this id exists in memory or in the store."""
+
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        super().__init__(f"no episode {episode_id!r} in the store; create one first")
+
+
+class EpisodeExistsError(EpisodeError):
+    """`create` was given an episode id that is already taken."""
+
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        super().__init__(f"an episode with id {episode_id!r} already exists; choose another id or open it")
+
+
+class StepConflictError(EpisodeError):
+    """Another process recorded this step index first (shared store); the episode was reloaded."""
+
+    def __init__(self, episode_id: str, index: int) -> None:
+        self.episode_id = episode_id
+        self.index = index
+        super().__init__(
+            f"episode {episode_id} advanced elsewhere while step {index} was running; repeat the call"
+        )

@@ -1,0 +1,236 @@
+"""One episode as an MCP server: the scenario's tools plus `submit_result`, and the task as instructions,
+prompt and resource. Transports (stdio, streamable HTTP) wrap the `Server` this module builds."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from occusim import __version__
+
+from ._errors import (
+    EpisodeClosedError,
+    EpisodeError,
+    StepLimitError,
+    UnknownToolError,
+)
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from ._episode import Episode
+    from ._judging import BackgroundJudging
+
+SUBMIT_TOOL = "submit_result"
+TASK_PROMPT = "task"
+TASK_RESOURCE = "occusim://task"
+
+SUBMIT_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "description": "Your final answer: what you did and what you found."}
+    },
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "anyOf": [{"type": "object"}, {"type": "string"}],
+            "description": "What went wrong: a message, or an object with a type or code and a message.",
+        }
+    },
+    "required": ["error"],
+}
+SUBMIT_DESCRIPTION = (
+    "Finish the task: submit your final answer. The episode closes and is scored; "
+    "no further tool calls are accepted afterwards."
+)
+
+# The error type an agent reads in the result, per episode error raised by the runtime.
+_ERROR_TYPES: tuple[tuple[type[EpisodeError], str], ...] = (
+    (UnknownToolError, "unknown_tool"),
+    (EpisodeClosedError, "episode_closed"),
+    (StepLimitError, "step_limit"),
+)
+
+
+def task_brief(episode: Episode) -> str:
+    """The task as the agent reads it, identical in the instructions, the `task` prompt and the resource."""
+    scenario, task = episode.scenario, episode.task
+    return (
+        f"You are working as a {scenario.occupation} ({scenario.name}).\n\n"
+        f"{task.instruction.strip()}\n\n"
+        f"Use the tools to do the work. When you are done, call `{SUBMIT_TOOL}` once with your final answer; "
+        f"the episode then closes. You have at most {task.max_steps} tool calls."
+    )
+
+
+def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario's output schema as advertised to clients: the declared result, relaxed, or an error.
+
+    Clients validate structured results against the advertised schema (some even error results), so it
+    admits what the episode really returns: error envelopes `{"error": ...}` (simulated tool errors,
+    explicit faults, invalid arguments), and results degraded by implicit faults (E2), which null fields
+    and truncate lists. Without this the client library, not the agent, would reject such a result and
+    turn an implicit fault into an explicit one. Nullable values are spelled as `anyOf` with a `null`
+    branch, the most portable form.
+    """
+    relaxed = _relaxed(dict(schema), nullable=False)
+    # Definitions stay at the document root, where their "#/$defs/..." references point.
+    definitions = {key: relaxed.pop(key) for key in ("$defs", "definitions") if key in relaxed}
+    return {"type": "object", "anyOf": [relaxed, ERROR_ENVELOPE_SCHEMA], **definitions}
+
+
+# Where subschemas sit: values that may be nulled or truncated, and definitions or alternatives whose
+# nullability is decided where they are used.
+_VALUE_MAPS = ("properties", "patternProperties")
+_VALUE_SCHEMAS = ("items", "additionalProperties")
+_DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
+_ALTERNATIVES = ("anyOf", "oneOf", "allOf")
+
+
+def _relaxed(schema: Any, *, nullable: bool) -> Any:
+    """A copy of `schema` without minItems, whose nested values (when `nullable`, itself too) admit null."""
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "minItems":
+            continue
+        if key in _VALUE_MAPS + _DEFINITION_MAPS and isinstance(value, dict):
+            out[key] = {name: _relaxed(sub, nullable=key in _VALUE_MAPS) for name, sub in value.items()}
+        elif key in _VALUE_SCHEMAS:
+            out[key] = _relaxed(value, nullable=True)
+        elif key == "prefixItems" and isinstance(value, list):
+            out[key] = [_relaxed(sub, nullable=True) for sub in value]
+        elif key in _ALTERNATIVES and isinstance(value, list):
+            out[key] = [_relaxed(sub, nullable=False) for sub in value]
+        else:
+            out[key] = copy.deepcopy(value)
+    kind = out.get("type")
+    admits_null = not out or kind == "null" or (isinstance(kind, list) and "null" in kind)
+    return out if not nullable or admits_null else {"anyOf": [out, {"type": "null"}]}
+
+
+def _tool_result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
+    """Both forms of one result: the JSON text for text-only clients and the structured object."""
+    text = json.dumps(payload, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=payload, is_error=is_error
+    )
+
+
+def _error_result(error_type: str, message: str) -> types.CallToolResult:
+    return _tool_result({"error": {"type": error_type, "message": message}}, is_error=True)
+
+
+def _episode_error_result(error: EpisodeError) -> types.CallToolResult:
+    kind = next((name for cls, name in _ERROR_TYPES if isinstance(error, cls)), "episode_error")
+    return _error_result(kind, str(error))
+
+
+def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = None) -> Server[Any]:
+    """An MCP low-level `Server` driving `episode`: every tool call is one `Episode.step`.
+
+    Episode errors never escape as protocol errors: an unknown tool, a closed episode or the step
+    limit come back as `is_error` results whose text tells the agent what to do next. With `judging`,
+    `submit_result` answers as soon as the episode is closed and the judgment runs in the background;
+    without it, the judge hook (if any) runs before the answer.
+    """
+    scenario = episode.scenario
+    brief = task_brief(episode)
+    tools = [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=advertised_output_schema(tool.output_schema) if tool.output_schema else None,
+        )
+        for tool in scenario.tools
+    ]
+    tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_INPUT_SCHEMA))
+    input_schemas = {tool.name: tool.input_schema for tool in tools}
+
+    async def list_tools(ctx: ServerRequestContext, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        try:
+            if params.name == SUBMIT_TOOL:
+                return await _submit(episode, arguments, judging)
+            outcome = await episode.step(params.name, arguments)
+        except EpisodeError as error:
+            return _episode_error_result(error)
+        return _tool_result(_as_object(outcome.observation), is_error=outcome.is_error)
+
+    async def list_prompts(ctx: ServerRequestContext, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[types.Prompt(name=TASK_PROMPT, title=episode.task.title, description="The task to carry out.")]
+        )
+
+    async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != TASK_PROMPT:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; this server has {TASK_PROMPT!r}")
+        message = types.PromptMessage(role="user", content=types.TextContent(text=brief))
+        return types.GetPromptResult(description=episode.task.title, messages=[message])
+
+    async def list_resources(ctx: ServerRequestContext, params: Any) -> types.ListResourcesResult:
+        resource = types.Resource(
+            uri=TASK_RESOURCE, name="task", title=episode.task.title, mime_type="text/plain",
+            description="The task instruction.",
+        )
+        return types.ListResourcesResult(resources=[resource])
+
+    async def read_resource(
+        ctx: ServerRequestContext, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != TASK_RESOURCE:
+            raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri!r}; this server has {TASK_RESOURCE}")
+        contents = types.TextResourceContents(uri=TASK_RESOURCE, mime_type="text/plain", text=brief)
+        return types.ReadResourceResult(contents=[contents])
+
+    return Server(
+        f"occusim-{scenario.id}",
+        version=__version__,
+        title=f"{scenario.name}: {episode.task.title}",
+        instructions=brief,
+        get_tool_input_schema=input_schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+async def _submit(
+    episode: Episode, arguments: dict[str, Any], judging: BackgroundJudging | None
+) -> types.CallToolResult:
+    answer = arguments.get("answer")
+    extra = sorted(set(arguments) - {"answer"})
+    if not isinstance(answer, str) or extra:
+        problem = f"unexpected arguments {extra}" if extra else "'answer' must be a string"
+        return _error_result("invalid_arguments", f"invalid arguments for {SUBMIT_TOOL!r}: {problem}")
+    record = await episode.submit(answer, run_judge=judging is None)
+    if judging is not None:
+        judging.start(episode)
+    return _tool_result(
+        {"status": record.status, "episode_id": record.id, "steps": len(record.steps),
+         "message": "Result submitted; the episode is closed."},
+        is_error=False,
+    )
+
+
+def _as_object(observation: Any) -> dict[str, Any]:
+    # Structured results must be JSON objects for clients before protocol 2026-07-28.
+    return observation if isinstance(observation, dict) else {"result": observation}

@@ -1,0 +1,428 @@
+"""Durable episodes: SQLite (WAL) by default or PostgreSQL by URL, written through SQLAlchemy's async core.
+
+Every step is committed in its own transaction before its result leaves the server, so a killed process
+loses no completed step, and several processes can share one database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import event, func, insert, select, update
+from sqlalchemy.engine import Row, make_url
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from occusim.environments import (
+    EpisodeRecord,
+    EpisodeStatus,
+    FaultSettings,
+    InjectedFault,
+    SimulationMode,
+    StepRecord,
+    Usage,
+)
+
+from ._errors import EpisodeClosedError, EpisodeExistsError, EpisodeNotFoundError, StepConflictError
+from ._tables import episodes, judgments, metadata, steps
+
+DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
+
+
+class EpisodeSummary(BaseModel):
+    """One row of `Store.list_episodes`: an episode without its steps."""
+
+    id: str
+    task_id: str
+    scenario_id: str
+    status: EpisodeStatus
+    world_model: str
+    mode: SimulationMode
+    tenant: str | None = None
+    step_count: int = 0
+    created_at: datetime
+    updated_at: datetime
+    closed_at: datetime | None = None
+
+
+class Judgment(BaseModel):
+    """A stored verdict (the judge's JSON as it was saved) with the model and prompt version that made it."""
+
+    episode_id: str
+    verdict: dict[str, Any]
+    judge_model: str | None = None
+    prompt_version: str | None = None
+    score: float | None = None
+    passed: bool | None = None
+    created_at: datetime
+
+
+def normalize_url(url: str | os.PathLike[str]) -> str:
+    """Accept async URLs, sync-driver URLs (`sqlite:///`, `postgresql://`) and plain file paths."""
+    text = os.fspath(url)
+    if "://" not in text:
+        return f"sqlite+aiosqlite:///{text}"
+    scheme, rest = text.split("://", 1)
+    if scheme in ("sqlite", "sqlite+pysqlite"):
+        return f"sqlite+aiosqlite://{rest}"
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg"):
+        return f"postgresql+asyncpg://{rest}"
+    return text
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; everything the store writes is UTC.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets readers run beside the writer; NORMAL sync still survives a killed process (not power loss).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+class Store:
+    """Episodes, steps and judgments in one SQL database.
+
+    `url` is a SQLAlchemy async URL (`sqlite+aiosqlite:///path.db`, `postgresql+asyncpg://user@host/db`),
+    a sync-style URL of those two, or a plain file path. `schema` (PostgreSQL only) keeps the tables in
+    their own schema, created by `init()`.
+    """
+
+    def __init__(self, url: str | os.PathLike[str] = DEFAULT_URL, *, schema: str | None = None,
+                 echo: bool = False) -> None:
+        self.url = normalize_url(url)
+        parsed = make_url(self.url)
+        self.backend = parsed.get_backend_name()
+        if schema is not None and self.backend != "postgresql":
+            raise ValueError(f"a schema ({schema!r}) is only supported on PostgreSQL, not {self.backend}")
+        self.schema = schema
+        self._sqlite_path: Path | None = None
+        options: dict[str, Any] = {"echo": echo}
+        if self.backend == "sqlite":
+            database = parsed.database or ""
+            if database in ("", ":memory:"):
+                options["poolclass"] = StaticPool
+            else:
+                self._sqlite_path = Path(database)
+            options["connect_args"] = {"timeout": 30}
+        else:
+            options["pool_pre_ping"] = True
+        engine = create_async_engine(self.url, **options)
+        if self.backend == "sqlite":
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        if schema is not None:
+            engine = engine.execution_options(schema_translate_map={None: schema})
+        self._engine: AsyncEngine = engine
+        # SQLite has one writer at a time; queueing writers here is far faster than letting its busy
+        # handler sleep and poll. One lock per event loop, since a store may serve several loops.
+        self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction, committed on exit (rolled back on error)."""
+        if self.backend != "sqlite":
+            async with self._engine.begin() as conn:
+                yield conn
+            return
+        loop = asyncio.get_running_loop()
+        lock = self._write_locks.get(loop)
+        if lock is None:
+            lock = self._write_locks[loop] = asyncio.Lock()
+        async with lock, self._engine.begin() as conn:
+            yield conn
+
+    def __repr__(self) -> str:
+        return f"Store({make_url(self.url).render_as_string(hide_password=True)!r})"
+
+    async def init(self) -> None:
+        """Create the tables (and the schema, when given) if they do not exist yet."""
+        if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
+            await _makedirs(self._sqlite_path.parent)
+        async with self._engine.begin() as conn:
+            if self.schema is not None:
+                await conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            await conn.run_sync(metadata.create_all)
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+    async def __aenter__(self) -> Store:
+        await self.init()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # -- episodes ----------------------------------------------------------------------------------
+
+    async def create_episode(self, record: EpisodeRecord) -> None:
+        """Insert a new open episode; raises EpisodeExistsError when the id is taken."""
+        now = record.created_at or utcnow()
+        values = {
+            "id": record.id,
+            "task_id": record.task_id,
+            "scenario_id": record.scenario_id,
+            "status": record.status,
+            "world_model": record.world_model,
+            "mode": record.mode,
+            "faults": record.faults.model_dump(mode="json"),
+            "initial_state": record.initial_state,
+            "state": record.state,
+            "step_count": len(record.steps),
+            "final_answer": record.final_answer,
+            "tenant": record.tenant,
+            "created_at": now,
+            "updated_at": now,
+            "closed_at": record.closed_at,
+        }
+        try:
+            async with self._write() as conn:
+                await conn.execute(insert(episodes).values(**values))
+        except IntegrityError:
+            raise EpisodeExistsError(record.id) from None
+
+    async def append_step(self, episode_id: str, step: StepRecord, state: Mapping[str, Any]) -> None:
+        """Commit one step and the state after it, atomically.
+
+        The episode row only advances when its step count still equals `step.index` and it is open, so
+        two writers can never both record the same index. Raises StepConflictError (another writer won)
+        or EpisodeClosedError / EpisodeNotFoundError.
+        """
+        now = step.created_at or utcnow()
+        try:
+            async with self._write() as conn:
+                advanced = await conn.execute(
+                    update(episodes)
+                    .where(episodes.c.id == episode_id, episodes.c.status == "open",
+                           episodes.c.step_count == step.index)
+                    .values(state=dict(state), step_count=step.index + 1, updated_at=now)
+                )
+                if advanced.rowcount != 1:
+                    await self._raise_not_advanced(conn, episode_id, step.index)
+                await conn.execute(insert(steps).values(**_step_values(episode_id, step, now)))
+        except IntegrityError:
+            raise StepConflictError(episode_id, step.index) from None
+
+    async def _raise_not_advanced(self, conn: AsyncConnection, episode_id: str, index: int) -> None:
+        row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
+        if row is None:
+            raise EpisodeNotFoundError(episode_id)
+        if row.status != "open":
+            raise EpisodeClosedError(episode_id, row.status)
+        raise StepConflictError(episode_id, index)
+
+    async def close_episode(self, episode_id: str, *, status: EpisodeStatus, final_answer: str | None,
+                            closed_at: datetime | None = None) -> datetime:
+        """Close an open episode (submitted or expired); returns the closing time."""
+        when = closed_at or utcnow()
+        async with self._write() as conn:
+            result = await conn.execute(
+                update(episodes)
+                .where(episodes.c.id == episode_id, episodes.c.status == "open")
+                .values(status=status, final_answer=final_answer, closed_at=when, updated_at=when)
+            )
+            if result.rowcount != 1:
+                row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
+                if row is None:
+                    raise EpisodeNotFoundError(episode_id)
+                raise EpisodeClosedError(episode_id, row.status)
+        return when
+
+    async def load_episode(self, episode_id: str) -> EpisodeRecord:
+        """The episode as last committed, with every step in order; raises EpisodeNotFoundError."""
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(select(episodes).where(episodes.c.id == episode_id))).first()
+            if row is None:
+                raise EpisodeNotFoundError(episode_id)
+            step_rows = (
+                await conn.execute(
+                    select(steps).where(steps.c.episode_id == episode_id).order_by(steps.c.step_index)
+                )
+            ).all()
+        return EpisodeRecord(
+            id=row.id,
+            task_id=row.task_id,
+            scenario_id=row.scenario_id,
+            status=row.status,
+            world_model=row.world_model,
+            mode=row.mode,
+            faults=FaultSettings.model_validate(row.faults),
+            initial_state=row.initial_state,
+            state=row.state,
+            steps=[_step_record(r) for r in step_rows],
+            final_answer=row.final_answer,
+            tenant=row.tenant,
+            created_at=_aware(row.created_at),
+            closed_at=_aware(row.closed_at),
+        )
+
+    async def list_episodes(self, *, status: EpisodeStatus | None = None, task_id: str | None = None,
+                            tenant: str | None = None, limit: int = 100, offset: int = 0) -> list[EpisodeSummary]:
+        """Episodes, newest first, filtered by status, task and tenant."""
+        query = select(episodes).order_by(episodes.c.created_at.desc(), episodes.c.id).limit(limit).offset(offset)
+        if status is not None:
+            query = query.where(episodes.c.status == status)
+        if task_id is not None:
+            query = query.where(episodes.c.task_id == task_id)
+        if tenant is not None:
+            query = query.where(episodes.c.tenant == tenant)
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            EpisodeSummary(
+                id=r.id, task_id=r.task_id, scenario_id=r.scenario_id, status=r.status, world_model=r.world_model,
+                mode=r.mode, tenant=r.tenant, step_count=r.step_count, created_at=_aware(r.created_at),
+                updated_at=_aware(r.updated_at), closed_at=_aware(r.closed_at),
+            )
+            for r in rows
+        ]
+
+    async def count_episodes(self, *, status: EpisodeStatus | None = None) -> int:
+        query = select(func.count()).select_from(episodes)
+        if status is not None:
+            query = query.where(episodes.c.status == status)
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    async def expire_idle(self, before: datetime) -> list[str]:
+        """Mark open episodes with no activity since `before` as expired; returns their ids."""
+        async with self._write() as conn:
+            ids = [
+                r.id
+                for r in (
+                    await conn.execute(
+                        select(episodes.c.id).where(episodes.c.status == "open", episodes.c.updated_at < before)
+                    )
+                ).all()
+            ]
+            if ids:
+                now = utcnow()
+                await conn.execute(
+                    update(episodes)
+                    .where(episodes.c.id.in_(ids), episodes.c.status == "open", episodes.c.updated_at < before)
+                    .values(status="expired", closed_at=now, updated_at=now)
+                )
+        return ids
+
+    # -- judgments ---------------------------------------------------------------------------------
+
+    async def save_judgment(self, episode_id: str, verdict: BaseModel | Mapping[str, Any], *,
+                            judge_model: str | None = None, prompt_version: str | None = None) -> Judgment:
+        """Store a verdict and mark a submitted episode as judged.
+
+        `judge_model`, `prompt_version`, `score` and `passed` are read from the verdict when it carries them.
+        """
+        data = verdict.model_dump(mode="json") if isinstance(verdict, BaseModel) else dict(verdict)
+        now = utcnow()
+        judgment = Judgment(
+            episode_id=episode_id,
+            verdict=data,
+            judge_model=judge_model if judge_model is not None else data.get("judge_model"),
+            prompt_version=prompt_version if prompt_version is not None else data.get("prompt_version"),
+            score=_float_or_none(data.get("score")),
+            passed=data.get("passed") if isinstance(data.get("passed"), bool) else None,
+            created_at=now,
+        )
+        async with self._write() as conn:
+            exists = (await conn.execute(select(episodes.c.id).where(episodes.c.id == episode_id))).first()
+            if exists is None:
+                raise EpisodeNotFoundError(episode_id)
+            await conn.execute(insert(judgments).values(**judgment.model_dump()))
+            await conn.execute(
+                update(episodes)
+                .where(episodes.c.id == episode_id, episodes.c.status == "submitted")
+                .values(status="judged", updated_at=now)
+            )
+        return judgment
+
+    async def load_judgment(self, episode_id: str) -> Judgment | None:
+        """The latest verdict stored for the episode, or None."""
+        query = (
+            select(judgments)
+            .where(judgments.c.episode_id == episode_id)
+            .order_by(judgments.c.created_at.desc(), judgments.c.id.desc())
+            .limit(1)
+        )
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        return Judgment(
+            episode_id=row.episode_id, verdict=row.verdict, judge_model=row.judge_model,
+            prompt_version=row.prompt_version, score=row.score, passed=row.passed,
+            created_at=_aware(row.created_at),
+        )
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _step_values(episode_id: str, step: StepRecord, now: datetime) -> dict[str, Any]:
+    return {
+        "episode_id": episode_id,
+        "step_index": step.index,
+        "tool": step.tool,
+        "arguments": step.arguments,
+        "observation": step.observation,
+        "is_error": step.is_error,
+        "true_observation": step.true_observation,
+        "fault": step.fault.model_dump(mode="json") if step.fault else None,
+        "error": step.error,
+        "state_patch": step.state_patch,
+        "state_hash": step.state_hash,
+        "prompt_tokens": step.usage.prompt_tokens,
+        "completion_tokens": step.usage.completion_tokens,
+        "cost_usd": step.usage.cost_usd,
+        "calls": step.usage.calls,
+        "cached_calls": step.usage.cached_calls,
+        "latency_ms": step.latency_ms,
+        "created_at": now,
+    }
+
+
+def _step_record(row: Row[Any]) -> StepRecord:
+    return StepRecord(
+        index=row.step_index,
+        tool=row.tool,
+        arguments=row.arguments,
+        observation=row.observation,
+        is_error=row.is_error,
+        true_observation=row.true_observation,
+        fault=InjectedFault.model_validate(row.fault) if row.fault else None,
+        error=row.error,
+        state_patch=row.state_patch,
+        state_hash=row.state_hash,
+        usage=Usage(
+            prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, cost_usd=row.cost_usd,
+            calls=row.calls, cached_calls=row.cached_calls,
+        ),
+        latency_ms=row.latency_ms,
+        created_at=_aware(row.created_at),
+    )
+
+
+async def _makedirs(path: Path) -> None:
+    await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)

@@ -1,0 +1,187 @@
+"""The world model: one tool call in, a validated observation and state patch out, repaired when wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from occusim.environments import Scenario, SimulationMode, StepRecord, Tool, Usage, apply_json_patch
+from occusim.llm import LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
+
+from . import _simulator_prompt as prompts
+from ._errors import SimulatorError
+from ._schemas import violations
+
+_MAX_PROBLEMS = 8
+
+
+@dataclass
+class Simulation:
+    """A validated answer of the world model for one call."""
+
+    observation: dict[str, Any]
+    patch: list[dict[str, Any]]
+    state: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float = 0.0
+    attempts: int = 1
+
+
+class WorldModel:
+    """Simulates tool calls with a language model, keeping the tracked state consistent.
+
+    In `tracked` mode the prompt carries the authoritative state and the last `history_window` calls, and
+    the model answers `{"observation", "state_patch"}`; the observation must satisfy the tool's output
+    schema (or be an `{"error": ...}` object), the patch must apply, and the new state must satisfy the
+    scenario's state schema. In `history` mode the prompt is the full action/observation conversation and
+    the model answers the observation alone; the state does not change. A rejected answer is sent back
+    with the exact problems, up to `max_repairs` times; then `simulate` raises SimulatorError.
+    """
+
+    def __init__(self, model: ModelConfig | str, *, history_window: int = 6, max_repairs: int = 2,
+                 temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None) -> None:
+        self.model = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
+        self.history_window = history_window
+        self.max_repairs = max_repairs
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self._system_prompts: dict[tuple[int, str | None], tuple[Scenario, str]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.model.model
+
+    def messages(self, scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state: dict[str, Any],
+                 history: Sequence[StepRecord], mode: SimulationMode = "tracked",
+                 initial_state: dict[str, Any] | None = None, fault_rules: str | None = None) -> list[dict[str, str]]:
+        """The prompt for one call; `history` is every earlier step of the episode."""
+        simulated = prompts.simulated_steps(history)
+        if mode == "history":
+            return prompts.history_messages(
+                scenario, initial_state if initial_state is not None else state, tool.name, arguments, simulated,
+                fault_rules,
+            )
+        user = prompts.tracked_user_message(
+            tool, arguments, state, simulated, window=self.history_window, call_number=len(history) + 1
+        )
+        return [{"role": "system", "content": self._tracked_system(scenario, fault_rules)},
+                {"role": "user", "content": user}]
+
+    def _tracked_system(self, scenario: Scenario, fault_rules: str | None) -> str:
+        key = (id(scenario), fault_rules)
+        cached = self._system_prompts.get(key)
+        if cached is None or cached[0] is not scenario:
+            cached = (scenario, prompts.tracked_system_prompt(scenario, fault_rules))
+            self._system_prompts[key] = cached
+        return cached[1]
+
+    async def simulate(self, scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state: dict[str, Any],
+                       history: Sequence[StepRecord], mode: SimulationMode = "tracked",
+                       initial_state: dict[str, Any] | None = None, fault_rules: str | None = None) -> Simulation:
+        """Ask the model for this call's observation (and patch), validating and repairing its answer."""
+        tracked = mode == "tracked"
+        messages = self.messages(scenario, tool, arguments, state=state, history=history, mode=mode,
+                                 initial_state=initial_state, fault_rules=fault_rules)
+        schema = (
+            prompts.tracked_response_schema(tool, [*state, *scenario.state_descriptions])
+            if tracked
+            else prompts.observation_schema(tool)
+        )
+        usage = Usage()
+        latency = 0.0
+        problems: list[str] = []
+        attempts = 0
+        for attempt in range(self.max_repairs + 1):
+            attempts = attempt + 1
+            try:
+                completion = await complete(
+                    self.model, messages, response_schema=schema, temperature=self.temperature, seed=self.seed,
+                    max_tokens=self.max_tokens, role="world_model",
+                )
+            except ProviderError as error:
+                raise SimulatorError(
+                    f"the world model is unreachable ({error}); the call had no effect, retry it later",
+                    attempts=attempts, usage=usage, latency_ms=latency,
+                ) from error
+            except LLMError as error:
+                raise SimulatorError(
+                    f"the world model request failed ({error}); the call had no effect",
+                    attempts=attempts, usage=usage, latency_ms=latency,
+                ) from error
+            usage = add_usage(usage, completion.usage)
+            latency += completion.latency_ms
+            try:
+                reply = completion.json()
+            except LLMOutputError as error:
+                problems = [f"the reply is not valid JSON ({error})"]
+                reply = None
+            if reply is not None:
+                outcome = _check(reply, tool, scenario, state, tracked)
+                if isinstance(outcome, tuple):
+                    observation, patch, new_state = outcome
+                    return Simulation(observation, patch, new_state, usage, latency, attempts)
+                problems = outcome
+            messages = [
+                *messages,
+                {"role": "assistant", "content": completion.text},
+                {"role": "user", "content": prompts.repair_message(problems, tracked=tracked)},
+            ]
+        raise SimulatorError(
+            f"the world model gave no valid answer for {tool.name!r} after {attempts} attempts "
+            f"({'; '.join(problems)}); the call had no effect, retry it",
+            attempts=attempts, usage=usage, latency_ms=latency,
+        )
+
+
+def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
+           tracked: bool) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]] | list[str]:
+    """The validated (observation, patch, new state), or the list of problems to send back."""
+    if not tracked:
+        problems = _observation_problems(reply, tool, "the reply")
+        return problems or (reply, [], state)
+    if not isinstance(reply, dict):
+        return [f"the reply must be a JSON object, got {type(reply).__name__}"]
+    problems = []
+    if "observation" not in reply:
+        problems.append('the reply has no "observation" field')
+    else:
+        problems.extend(_observation_problems(reply["observation"], tool, "observation"))
+    patch = reply.get("state_patch")
+    new_state = state
+    if patch is None:
+        problems.append('the reply has no "state_patch" field (use [] when nothing changes)')
+    elif not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
+        problems.append('"state_patch" must be a list of RFC 6902 operation objects')
+    else:
+        try:
+            new_state = apply_json_patch(state, patch)
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError,
+                TypeError, ValueError) as error:
+            problems.append(f'"state_patch" does not apply to the current state: {error}')
+        else:
+            if not isinstance(new_state, dict):
+                problems.append('"state_patch" must leave the state a JSON object')
+            elif scenario.state_schema is not None:
+                problems.extend(
+                    f"after the patch, state {path or '(root)'}: {message}"
+                    for path, message in violations(scenario.state_schema, new_state)[:_MAX_PROBLEMS]
+                )
+    if problems:
+        return problems
+    return reply["observation"], patch, new_state
+
+
+def _observation_problems(observation: Any, tool: Tool, where: str) -> list[str]:
+    if not isinstance(observation, dict):
+        return [f"{where} must be a JSON object, got {type(observation).__name__}"]
+    if tool.output_schema is None or "error" in observation:
+        return []
+    return [
+        f"{where} {path or '(root)'}: {message}"
+        for path, message in violations(tool.output_schema, observation)[:_MAX_PROBLEMS]
+    ]

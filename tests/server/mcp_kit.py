@@ -1,0 +1,114 @@
+"""Helpers for the MCP transport tests: the triage scenario as a source file, server processes and threads,
+and MCP clients with bearer tokens."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_worlds  # noqa: F401  (registers scripted/triage for servers running in this process)
+import uvicorn
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from runtime_kit import TRIAGE, triage_catalog
+
+from occusim.environments import Catalog
+from occusim.server._config import ServiceSettings, load_settings
+from occusim.server.app import create_app
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PYTHON = sys.executable
+CHEST_PAIN = "triage-desk/chest-pain"
+API_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
+TOKEN_SECRET = "test-token-secret-0123456789abcdef"
+# Client modes: "auto" negotiates the 2026-07-28 protocol (no session id); "legacy" does the handshake.
+MODERN, LEGACY = "auto", "legacy"
+MODERN_VERSION = "2026-07-28"
+
+
+def write_triage_source(folder: Path) -> Path:
+    path = folder / "triage-desk.yaml"
+    path.write_text(yaml.safe_dump(TRIAGE, sort_keys=False))
+    return path
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server process: scripted world models importable, data files under tmp_path."""
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        OCCUSIM_SCRIPTED_MODELS="mcp_worlds",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    env.update(extra)
+    return env
+
+
+def serve_args(task_id: str, source: Path, db: Path, *extra: str) -> list[str]:
+    """`occusim serve` arguments for a stdio episode of the triage source, simulated by scripted/triage."""
+    return ["-m", "occusim", "serve", task_id, "--source", str(source), "--no-bundled", "--db", str(db),
+            "--world-model", "scripted/triage", "--log-level", "warning", *extra]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def hosted_settings(tmp_path: Path, **overrides: Any) -> ServiceSettings:
+    values: dict[str, Any] = {
+        "db": str(tmp_path / "hosted.db"), "api_keys": API_KEYS, "world_model": "scripted/triage",
+        "token_secret": TOKEN_SECRET, "expire_every_seconds": 3600,
+    }
+    values.update(overrides)
+    return load_settings(overrides=values, environ={})
+
+
+class LiveServer:
+    """A real uvicorn serving the app on 127.0.0.1 in a background thread (its own event loop)."""
+
+    def __init__(self, settings: ServiceSettings, catalog: Catalog | None = None) -> None:
+        self.settings = settings
+        self.app = create_app(settings, catalog=catalog if catalog is not None else triage_catalog())
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+    def headers(self, tenant: str = "alice") -> dict[str, str]:
+        return {"Authorization": f"Bearer {API_KEYS[tenant]}"}
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(url: str, token: str | None, mode: str = MODERN) -> AsyncIterator[Client]:
+    """An SDK client on an episode's MCP URL: mode MODERN (no session id) or LEGACY (initialize handshake)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0)) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            yield client
