@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The MCP Inspector CLI, an independent MCP client, for the interop tests (tests/server/test_mcp_inspector.py).
+INSPECTOR_VERSION := 2.12.0
+INSPECTOR_DIR := .cache/inspector
+INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench clean inspector
 
 setup: $(STAMP)
 
@@ -20,11 +24,19 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: lint
+inspector: $(INSPECTOR_STAMP)
+
+$(INSPECTOR_STAMP):
+	@command -v npm >/dev/null || { echo "make inspector: npm (Node.js 20 or later) is needed to install the MCP Inspector CLI" >&2; exit 1; }
+	npm install --prefix $(INSPECTOR_DIR) --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+	touch $(INSPECTOR_STAMP)
+
+test: lint inspector
 	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR)

@@ -1,0 +1,188 @@
+"""`occusim serve`: one task's episode over MCP stdio, or the whole catalog as the hosted HTTP service."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import math
+import os
+import sys
+
+DESCRIPTION = """\
+Serve one episode of TASK_ID as an MCP server on stdin/stdout (for MCP clients that launch servers), or,
+with --http, the hosted service: every task of the catalog as MCP episodes over streamable HTTP, with
+the episode API (POST /v1/episodes, GET /v1/episodes/ID, POST /v1/episodes/ID/submit), GET /v1/tasks,
+GET /v1/scenarios, POST /v1/judge, GET /healthz and the OpenAPI document at /openapi.json.
+
+Episodes are stored in --db, default $OCCUSIM_DB, else the SQLite file
+~/.local/share/occusim/occusim.db ($XDG_DATA_HOME/occusim/occusim.db). Over stdio the episode id is
+printed on stderr; stdout carries only MCP messages. When --judge-model is set, a submitted episode is
+judged in the background right away; otherwise it is stored unjudged (judge it later with `occusim judge EPISODE_ID`).
+
+HTTP auth: API keys from OCCUSIM_API_KEYS (comma-separated `key` or `tenant=key` entries) or api_keys in
+--config (TOML or YAML; every setting of the service can be set there). Each episode's MCP URL takes
+the episode's own token. --no-auth is refused unless --host is a loopback address. Episode tokens are
+signed with OCCUSIM_TOKEN_SECRET (or token_secret), else with a key file kept beside the default db;
+processes sharing one PostgreSQL store must share the secret.
+
+Models: --world-model / --judge-model take litellm model strings; unset, OCCUSIM_WORLD_MODEL_MODEL /
+OCCUSIM_JUDGE_MODEL / OCCUSIM_MODEL apply, else the small local model (offline smoke runs only).
+For tests and offline use, OCCUSIM_SCRIPTED_MODELS names Python modules (comma-separated) imported
+first; they register scripted models (occusim.llm.scripted_model), used as --world-model scripted/NAME.
+"""
+
+EPILOG = """\
+examples:
+  occusim serve triage-nurse/pediatric-danger-zone --faults E2 --seed 7
+  occusim serve triage-nurse/pediatric-danger-zone --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1
+  OCCUSIM_API_KEYS=alice=s3cret occusim serve --http --host 0.0.0.0 --port 8000 --allowed-host bench.example.org:*
+  occusim serve --http --no-auth --port 8000
+"""
+
+STDIO_ONLY = ("faults", "fault_count", "fault_duration", "seed", "mode", "episode_id")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task_id", metavar="TASK_ID", nargs="?", help="the task to serve over stdio")
+    parser.add_argument("--source", action="append", default=[], metavar="SPEC",
+                        help="also load a file, a folder or occubench:DIR (repeatable)")
+    parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+    parser.add_argument("--db", metavar="URL", help="store URL or SQLite path (see above for the default)")
+    parser.add_argument("--world-model", metavar="M", help="model that simulates the tools")
+    parser.add_argument("--judge-model", metavar="J", help="model that judges submitted episodes")
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    stdio = parser.add_argument_group("stdio episode")
+    stdio.add_argument("--faults", choices=["E0", "E1", "E2", "E3", "prompt"],
+                       help="E0 clean (default), E1 explicit errors, E2 implicit degradation, E3 mixed, prompt")
+    stdio.add_argument("--fault-count", type=int, metavar="N", help="how many faults (default 2)")
+    stdio.add_argument("--fault-duration", type=int, metavar="N", help="consecutive calls per fault (default 2)")
+    stdio.add_argument("--seed", type=int, metavar="S", help="seed of the fault schedule (default 0)")
+    stdio.add_argument("--mode", choices=["tracked", "history"], help="simulation mode (default tracked)")
+    stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
+    http = parser.add_argument_group("hosted service")
+    http.add_argument("--http", action="store_true", help="serve the catalog over HTTP instead of stdio")
+    http.add_argument("--host", help="interface to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=int, help="port (default 8000)")
+    http.add_argument("--config", metavar="FILE", help="service settings, TOML or YAML")
+    http.add_argument("--no-auth", action="store_true", help="no API keys (loopback hosts only)")
+    http.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
+                      help="also accept this Host header, e.g. bench.example.org:* (repeatable)")
+
+
+async def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.log_level != "debug":
+        # Per-request chatter of the model and HTTP client libraries would drown the service's own log.
+        for noisy in ("LiteLLM", "httpx", "httpx2"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.http and args.task_id:
+        return _usage("give either TASK_ID (one episode over stdio) or --http (the whole catalog), not both")
+    if not args.http and not args.task_id:
+        return _usage("give a TASK_ID to serve over stdio, or --http for the hosted service")
+    stray = [name for name in STDIO_ONLY if getattr(args, name) is not None]
+    if args.http and stray:
+        flags = ", ".join("--" + name.replace("_", "-") for name in stray)
+        return _usage(f"{flags} apply to a stdio episode; over HTTP each POST /v1/episodes chooses them")
+    if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host):
+        return _usage("--host, --port, --config, --no-auth and --allowed-host need --http")
+    try:
+        load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
+    except ImportError as error:
+        print(f"occusim serve: OCCUSIM_SCRIPTED_MODELS: {error} (is its folder on PYTHONPATH?)", file=sys.stderr)
+        return 2
+    if args.no_cache:
+        from occusim.llm import set_default_cache
+
+        set_default_cache(None)
+    return await (_serve_http(args) if args.http else _serve_stdio(args))
+
+
+def load_scripted_models(spec: str) -> None:
+    """Import each comma-separated module; importing registers its scripted models."""
+    for name in (part.strip() for part in spec.split(",")):
+        if name:
+            importlib.import_module(name)
+
+
+async def _serve_stdio(args: argparse.Namespace) -> int:
+    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError, load_catalog
+    from occusim.server import EpisodeError, EpisodeService, Store, default_store_url, judge_hook, serve_stdio
+
+    try:
+        catalog = load_catalog(args.source, bundled=not args.no_bundled)
+        catalog.task(args.task_id)
+    except ScenarioErrors as error:
+        return _problems(error.errors)
+    except UnknownTaskError as error:
+        return _usage(str(error))
+    faults = FaultSettings(
+        mode=args.faults or "E0",
+        **{name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
+                                           ("seed", args.seed)) if value is not None},
+    )
+    async with Store(args.db or default_store_url()) as store:
+        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge_hook(args.judge_model))
+        try:
+            record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or "tracked",
+                                       episode_id=args.episode_id)
+        except EpisodeError as error:
+            return _usage(str(error))
+    print(f"occusim serve: episode {record.id}: {record.status}, {len(record.steps)} steps in {_shown(store.url)}",
+          file=sys.stderr)
+    return 0
+
+
+async def _serve_http(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from occusim.environments import ScenarioErrors
+    from occusim.server import ConfigError, create_app, load_settings
+
+    try:
+        settings = load_settings(args.config, overrides={
+            "host": args.host, "port": args.port, "db": args.db, "world_model": args.world_model,
+            "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
+            "bundled": False if args.no_bundled else None,
+        })
+        settings = settings.model_copy(update={
+            "sources": [*settings.sources, *args.source],
+            "allowed_hosts": [*settings.allowed_hosts, *args.allowed_host],
+        })
+        app = create_app(settings)
+    except ConfigError as error:
+        return _usage(str(error))
+    except ScenarioErrors as error:
+        return _problems(error.errors)
+    auth = "without auth (loopback only)" if settings.no_auth else f"{len(settings.api_keys)} API key(s)"
+    print(f"occusim serve: http://{settings.host}:{settings.port} with {auth}, store {_shown(settings.db)}",
+          file=sys.stderr)
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
+        timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
+    )
+    await uvicorn.Server(config).serve()
+    return 0
+
+
+def _shown(db: str) -> str:
+    """A store URL fit for a log line: without its password."""
+    if "://" not in db:
+        return db
+    from sqlalchemy.engine import make_url
+
+    return make_url(db).render_as_string(hide_password=True)
+
+
+def _usage(message: str) -> int:
+    print(f"occusim serve: {message}", file=sys.stderr)
+    return 2
+
+
+def _problems(errors: list) -> int:
+    for problem in errors:
+        print(problem, file=sys.stderr)
+    print("occusim serve: fix these problems (or run `occusim validate`) and retry", file=sys.stderr)
+    return 1
