@@ -2,7 +2,7 @@
 
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
-from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError
+from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source, parse_scenario
 from ._occubench import load_occubench
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
@@ -66,6 +66,7 @@ __all__ = [
     "canonical_json",
     "category_slug",
     "describe_type",
+    "format_location",
     "dump_scenario",
     "load_catalog",
     "load_occubench",

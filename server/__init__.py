@@ -1,6 +1,6 @@
 """The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app."""
 
-from ._config import ConfigError, ServiceSettings, default_store_url, load_settings
+from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
 from ._errors import (
@@ -32,6 +32,7 @@ __all__ = [
     "build_mcp_server",
     "create_app",
     "default_store_url",
+    "is_loopback",
     "judge_hook",
     "load_settings",
     "serve_stdio",

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from occusim.environments._errors import format_location
+from occusim.environments import format_location
 
 LOOPBACK_NAMES = ("localhost",)
 

@@ -12,8 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from occusim.environments import Catalog
-from occusim.environments._errors import format_location
+from occusim.environments import Catalog, format_location
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ServiceSettings

@@ -7,7 +7,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from occusim.environments._errors import format_location
+from occusim.environments import format_location
 
 # Keyed by id() with the schema kept alive beside it, so an id is never reused while cached.
 _CACHE: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
