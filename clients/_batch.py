@@ -1,0 +1,318 @@
+"""Batch evaluation: every (task, fault mode, trial) as a real MCP episode, concurrently, resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+from occusim.environments import Catalog, EpisodeRecord, FaultSettings, StepRecord, Task, Usage, load_catalog
+from occusim.judge import JudgeModelError, judge
+from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
+from occusim.server import Store
+
+from ._agent import Agent, LLMAgent
+from ._conversation import AgentRun
+from ._replay_agent import REPLAY_AGENT, ReplayAgent
+from ._results import Combination, ResultRow, RunConfig, RunDir, RunError
+from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
+
+log = logging.getLogger("occusim.clients")
+
+# The runtime's wording for a world-model provider failure (SimulatorError from a ProviderError).
+_OUTAGE_MARKER = "the world model is unreachable"
+
+
+class InfraError(Exception):
+    """The episode could not be run properly for reasons outside the agent: never scored against it."""
+
+
+@dataclass
+class BatchSummary:
+    """What one `run_batch` call did; `rows` holds the latest row of every combination of the run."""
+
+    run_dir: Path
+    config: RunConfig
+    rows: list[ResultRow]
+    ran: int = 0
+    skipped: int = 0
+    new_rows: list[ResultRow] = field(default_factory=list)
+
+
+def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
+    return [
+        Combination(task_id=task.id, fault_mode=mode, trial=trial)
+        for task in tasks
+        for mode in config.faults
+        for trial in range(config.trials)
+    ]
+
+
+def is_simulator_error(step: StepRecord) -> bool:
+    """A step whose world model gave no usable answer (repairs exhausted or provider down)."""
+    observation = step.observation
+    return (isinstance(observation, dict) and isinstance(observation.get("error"), dict)
+            and observation["error"].get("type") == "simulator_error")
+
+
+def is_world_model_outage(step: StepRecord) -> bool:
+    return is_simulator_error(step) and _OUTAGE_MARKER in (step.error or "")
+
+
+def infra_failure(error: BaseException) -> bool:
+    """Whether `error` is an infrastructure failure (retried, labelled infra_error) rather than a bug."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(infra_failure(inner) for inner in error.exceptions)
+    import anyio
+    import httpx
+
+    return isinstance(error, (InfraError, ProviderError, JudgeModelError, TimeoutError, OSError, MCPError,
+                              httpx.HTTPError, anyio.ClosedResourceError, anyio.BrokenResourceError,
+                              anyio.EndOfStream))
+
+
+def describe(error: BaseException) -> str:
+    if isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        return describe(error.exceptions[0])
+    if isinstance(error, TimeoutError) and not str(error):
+        return "TimeoutError: the episode ran past --episode-timeout"
+    return f"{type(error).__name__}: {error}"
+
+
+class BatchRunner:
+    """Runs a RunConfig into a run folder; see `run_batch`."""
+
+    def __init__(self, config: RunConfig, out: str | Path, *, catalog: Catalog | None = None,
+                 show_progress: bool = True, on_row: Callable[[ResultRow], None] | None = None) -> None:
+        self.config = config
+        self.folder = RunDir(out)
+        self.catalog = catalog
+        self.show_progress = show_progress
+        self.on_row = on_row
+        self.store: Store | None = None
+        self.transport: EpisodeTransport | None = None
+        self._write_lock = asyncio.Lock()
+        self._judge = ModelConfig.for_role("judge", model=config.judge_model)
+        self._agent_model = (
+            None if config.agent_model == REPLAY_AGENT else ModelConfig.for_role("agent", model=config.agent_model)
+        )
+
+    async def run(self) -> BatchSummary:
+        config = self.config
+        catalog = self.catalog if self.catalog is not None else load_catalog(config.sources)
+        self.catalog = catalog
+        tasks = catalog.select(config.tasks)
+        if not tasks:
+            raise RunError(f"no task matches {config.tasks!r}; see `occusim list` for task, scenario and category ids")
+        if self._agent_model is None:
+            missing = [task.id for task in tasks if not task.reference_solution]
+            if missing:
+                raise RunError(f"the {REPLAY_AGENT} agent needs reference solutions, which these tasks lack: "
+                               f"{', '.join(missing)}")
+        self.folder.check_resumable(config)
+        self.folder.write_config(config)
+        done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}
+        work = [combo for combo in combinations(config, tasks) if combo.key not in done]
+        summary = BatchSummary(self.folder.path, config, [], skipped=len(combinations(config, tasks)) - len(work))
+        if work:
+            if not config.cache:
+                from occusim.llm import set_default_cache
+
+                set_default_cache(None)
+            async with Store(config.db or self.folder.default_db) as store:
+                self.store = store
+                self.transport = await self._open_transport(catalog, store)
+                try:
+                    summary.new_rows = await self._run_all(work, summary.skipped)
+                finally:
+                    await self.transport.close()
+        summary.ran = len(summary.new_rows)
+        summary.rows = self.folder.latest_rows()
+        return summary
+
+    async def _open_transport(self, catalog: Catalog, store: Store) -> EpisodeTransport:
+        config = self.config
+        # A stuck MCP read must not outlive the episode's own timeout.
+        read_timeout = config.episode_timeout
+        if config.transport == "stdio":
+            return StdioTransport(db=store.url, world_model=config.world_model, sources=config.sources,
+                                  mode=config.mode, cache=config.cache, read_timeout=read_timeout)
+        if config.transport == "http":
+            return await HttpTransport(catalog, store, world_model=config.world_model, mode=config.mode,
+                                       read_timeout=read_timeout).start()
+        return InProcessTransport(catalog, store, world_model=config.world_model, mode=config.mode,
+                                  read_timeout=read_timeout)
+
+    async def _run_all(self, work: list[Combination], skipped: int) -> list[ResultRow]:
+        queue: asyncio.Queue[Combination] = asyncio.Queue()
+        for combo in work:
+            queue.put_nowait(combo)
+        rows: list[ResultRow] = []
+        with _Progress(len(work), skipped, enabled=self.show_progress) as progress:
+
+            async def worker() -> None:
+                while True:
+                    try:
+                        combo = queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        return
+                    row = await self._combination(combo)
+                    async with self._write_lock:
+                        await asyncio.to_thread(self.folder.append_row, row)
+                    rows.append(row)
+                    progress.advance(row)
+                    if self.on_row is not None:
+                        self.on_row(row)
+
+            workers = min(self.config.concurrency, len(work))
+            async with asyncio.TaskGroup() as group:
+                for _ in range(workers):
+                    group.create_task(worker())
+        return rows
+
+    async def _combination(self, combo: Combination) -> ResultRow:
+        """Run one combination, retrying infrastructure failures; always returns a row."""
+        started = time.perf_counter()
+        attempts = self.config.infra_retries + 1
+        spent = UsageLedger()
+        error: BaseException | None = None
+        for attempt in range(1, attempts + 1):
+            try:
+                async with asyncio.timeout(self.config.episode_timeout):
+                    return await self._episode(combo, attempt, spent, started)
+            except Exception as failure:  # classified below: infrastructure is retried, anything else is not
+                error = failure
+                if not infra_failure(failure):
+                    log.exception("episode %s/%s/trial %d failed unexpectedly", *combo.key)
+                    break
+                log.warning("episode %s/%s/trial %d, attempt %d of %d: %s", *combo.key, attempt, attempts,
+                            describe(failure))
+        assert error is not None
+        return self._row(combo, status="infra_error", error=describe(error), attempts=attempt,
+                         usage=spent.by_role, duration=time.perf_counter() - started)
+
+    def _agent(self, task: Task) -> Agent:
+        if self._agent_model is None:
+            return ReplayAgent(task)
+        return LLMAgent(self._agent_model, temperature=self.config.agent_temperature,
+                        timeout=self.config.episode_timeout)
+
+    async def _episode(self, combo: Combination, attempt: int, spent: UsageLedger, started: float) -> ResultRow:
+        assert self.catalog is not None and self.store is not None and self.transport is not None
+        config = self.config
+        task = self.catalog.task(combo.task_id)
+        scenario = self.catalog.scenario_of(task)
+        seed = config.trial_seed(combo.trial)
+        faults = FaultSettings(mode=combo.fault_mode, count=config.fault_count, duration=config.fault_duration,
+                               seed=seed)
+        agent = self._agent(task)
+        episode_id = uuid.uuid4().hex
+        run: AgentRun | None = None
+        try:
+            async with self.transport.episode(task, faults, episode_id) as (client, episode_id):
+                run = await agent.run(client, occupation=scenario.occupation, seed=seed,
+                                      max_turns=config.agent_max_turns or task.max_steps + 5)
+        finally:
+            if run is not None:
+                spent.add("agent", run.usage)
+        record = await self.store.load_episode(episode_id)
+        world_usage = sum_usage(step.usage for step in record.steps)
+        spent.add("world_model", world_usage)
+        outages = [step for step in record.steps if is_world_model_outage(step)]
+        if outages:
+            raise InfraError(f"world model outage at step {outages[0].index}: {outages[0].error}")
+        if record.status == "open":
+            raise InfraError(f"episode {record.id} was never submitted (the agent stopped: {run and run.ended})")
+        verdict = await judge(task, record, scenario=scenario, model=self._judge, votes=config.judge_votes, seed=seed)
+        spent.add("judge", verdict.usage)
+        await self.store.save_judgment(record.id, verdict)
+        assert run is not None
+        return self._row(
+            combo, status="ok", attempts=attempt, usage=spent.by_role, duration=time.perf_counter() - started,
+            record=record, run=run, verdict=verdict,
+        )
+
+    def _row(self, combo: Combination, *, status: str, attempts: int, usage: dict[str, Usage], duration: float,
+             error: str | None = None, record: EpisodeRecord | None = None, run: AgentRun | None = None,
+             verdict: Any = None) -> ResultRow:
+        assert self.catalog is not None
+        config = self.config
+        task = self.catalog.task(combo.task_id)
+        scenario = self.catalog.scenario_of(task)
+        steps = record.steps if record is not None else []
+        return ResultRow(
+            task_id=task.id, scenario_id=scenario.id, category=scenario.category, difficulty=task.difficulty,
+            fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
+            trial=combo.trial, seed=config.trial_seed(combo.trial), agent_model=config.agent_model,
+            world_model=config.world_model, judge_model=config.judge_model, transport=config.transport,
+            status=status, error=error, attempts=attempts, episode_id=record.id if record else None,
+            score=verdict.score if verdict is not None else None,
+            passed=bool(verdict.passed) if verdict is not None else None,
+            verdict=verdict, usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},
+            steps=len(steps), simulator_errors=sum(1 for step in steps if is_simulator_error(step)),
+            faults_injected=[step.fault.label for step in steps if step.fault is not None],
+            agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
+            messages=run.messages if run else [], tools=run.tools if run else [], duration_s=round(duration, 3),
+        )
+
+
+class _Progress:
+    """A rich progress bar showing the pass rate so far; silent when disabled."""
+
+    def __init__(self, total: int, skipped: int, *, enabled: bool) -> None:
+        self.total = total
+        self.skipped = skipped
+        self.enabled = enabled
+        self.passed = 0
+        self.scored = 0
+        self.infra = 0
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self._text(), total=self.total)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc_info)
+
+    def advance(self, row: ResultRow) -> None:
+        if row.status == "ok":
+            self.scored += 1
+            self.passed += int(bool(row.passed))
+        else:
+            self.infra += 1
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, description=self._text())
+
+    def _text(self) -> str:
+        rate = f"{self.passed / self.scored:.0%}" if self.scored else "-"
+        text = f"pass {self.passed}/{self.scored} ({rate})  infra errors {self.infra}"
+        return text + (f"  resumed past {self.skipped}" if self.skipped else "")
+
+
+async def run_batch(config: RunConfig, out: str | Path, *, catalog: Catalog | None = None,
+                    show_progress: bool = True) -> BatchSummary:
+    """Run every (task, fault mode, trial) of `config` into the folder `out`.
+
+    Rows are appended to out/results.jsonl as episodes finish; a second call with the same folder skips
+    the combinations already scored (infra errors are tried again). Raises RunError for an unusable
+    configuration or folder.
+    """
+    return await BatchRunner(config, out, catalog=catalog, show_progress=show_progress).run()

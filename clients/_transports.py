@@ -1,0 +1,170 @@
+"""Open one episode of a batch and an MCP client to it: in-process, over stdio, or over a local HTTP service."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import socket
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
+
+from mcp import Client
+
+from occusim.environments import Catalog, FaultSettings, SimulationMode, Task
+from occusim.server import EpisodeService, ServiceSettings, Store, build_mcp_server, create_app
+
+from ._mcp_connect import connect, stdio_command
+
+
+class EpisodeTransport(Protocol):
+    """Creates an episode of a task and yields an MCP client connected to it, with the episode's id."""
+
+    name: str
+
+    def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AbstractAsyncContextManager[
+            tuple[Client, str]]: ...
+
+    async def close(self) -> None: ...
+
+
+class InProcessTransport:
+    """Episodes of an EpisodeService in this process, spoken to through the SDK's in-memory MCP client."""
+
+    name = "inprocess"
+
+    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
+                 read_timeout: float | None = None) -> None:
+        self.service = EpisodeService(catalog, store, world_model=world_model)
+        self.mode = mode
+        self.read_timeout = read_timeout
+
+    @asynccontextmanager
+    async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
+        episode = await self.service.create(task.id, faults=faults, mode=self.mode, episode_id=episode_id)
+        try:
+            async with connect(build_mcp_server(episode), read_timeout_seconds=self.read_timeout) as client:
+                yield client, episode.id
+        finally:
+            # An episode left open (the agent failed) would otherwise stay cached in memory.
+            self.service.forget(episode.id)
+
+    async def close(self) -> None:
+        return None
+
+
+class StdioTransport:
+    """Each episode served by its own `occusim serve TASK_ID` subprocess, sharing the run's store."""
+
+    name = "stdio"
+
+    def __init__(self, *, db: str, world_model: str, sources: list[str], mode: SimulationMode = "tracked",
+                 cache: bool = True, read_timeout: float | None = None) -> None:
+        self.db = db
+        self.world_model = world_model
+        self.sources = sources
+        self.mode = mode
+        self.cache = cache
+        self.read_timeout = read_timeout
+
+    def command(self, task: Task, faults: FaultSettings, episode_id: str) -> list[str]:
+        command = [
+            sys.executable, "-m", "occusim", "serve", task.id, "--db", self.db, "--world-model", self.world_model,
+            "--faults", faults.mode, "--fault-count", str(faults.count), "--fault-duration", str(faults.duration),
+            "--seed", str(faults.seed), "--mode", self.mode, "--episode-id", episode_id, "--log-level", "warning",
+        ]
+        for source in self.sources:
+            command += ["--source", source]
+        if not self.cache:
+            command.append("--no-cache")
+        return command
+
+    @asynccontextmanager
+    async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
+        parameters = stdio_command(self.command(task, faults, episode_id))
+        async with connect(parameters, read_timeout_seconds=self.read_timeout) as client:
+            yield client, episode_id
+
+    async def close(self) -> None:
+        return None
+
+
+class HttpTransport:
+    """Episodes of the hosted service (`occusim serve --http`), run by this process on a free loopback port.
+
+    Each episode is created with `POST /v1/episodes` under a one-off API key and driven over streamable
+    HTTP with the episode's own token, exactly as a remote client would.
+    """
+
+    name = "http"
+
+    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
+                 read_timeout: float | None = None) -> None:
+        self.catalog = catalog
+        self.store = store
+        self.world_model = world_model
+        self.mode = mode
+        self.read_timeout = read_timeout
+        self.base_url = ""
+        self._api_key = secrets.token_urlsafe(24)
+        self._server = None
+        self._serving: asyncio.Task[None] | None = None
+        self._http = None
+
+    async def start(self) -> HttpTransport:
+        import httpx
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        settings = ServiceSettings(
+            host="127.0.0.1", port=port, db=self.store.url, api_keys={"batch": self._api_key},
+            world_model=self.world_model, token_secret=secrets.token_urlsafe(32),
+        )
+        app = create_app(settings, catalog=self.catalog, store=self.store)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+        self._server = server = _embedded_server(uvicorn.Server)(config)
+        self._serving = asyncio.create_task(server.serve(sockets=[sock]), name="occusim-http")
+        while not server.started:
+            if self._serving.done():
+                await self._serving
+                raise RuntimeError("the local occusim HTTP service stopped while starting")
+            await asyncio.sleep(0.02)
+        self.base_url = f"http://127.0.0.1:{port}"
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=60.0,
+                                       headers={"Authorization": f"Bearer {self._api_key}"})
+        return self
+
+    @asynccontextmanager
+    async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
+        if self._http is None:
+            raise RuntimeError("HttpTransport.start() was not awaited")
+        response = await self._http.post("/v1/episodes", json={
+            "task_id": task.id, "world_model": self.world_model, "faults": faults.mode,
+            "fault_count": faults.count, "fault_duration": faults.duration, "seed": faults.seed, "mode": self.mode,
+        })
+        response.raise_for_status()
+        created = response.json()
+        async with connect(created["mcp_url"], token=created["token"], read_timeout_seconds=self.read_timeout) as client:
+            yield client, created["episode_id"]
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+        if self._server is not None and self._serving is not None:
+            self._server.should_exit = True
+            await self._serving
+
+
+def _embedded_server(base: type) -> type:
+    class EmbeddedServer(base):  # type: ignore[misc, valid-type]
+        """uvicorn inside another program: the program, not the server, owns Ctrl-C."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return EmbeddedServer

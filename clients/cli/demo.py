@@ -1,0 +1,225 @@
+"""`occusim demo`: one bundled task end to end over MCP, printing each call, fault and state change live."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import Any
+
+DEFAULT_TASK = "emergency-dispatcher/chest-pain-delta"
+LOCAL = "local"
+# Small-model settings: the bundled scenarios' prompts need a large context, and short answers without
+# repair rounds keep the offline run to minutes on two CPU cores (repairs rarely rescue a 270M model).
+LOCAL_CONTEXT = "32768"
+DEFAULT_MAX_TOKENS = 512
+LOCAL_REPAIRS = 0
+LOCAL_RETRIES = 1
+EXCERPT = 700
+
+DESCRIPTION = f"""\
+Run one task of the bundled catalog end to end, offline by default: the task is served over MCP
+(in-process client), the bundled local model (Gemma 3 270M via llama.cpp) simulates the tools with
+implicit (E2) faults, and the reference-solution replayer acts as the agent (a 270M model cannot act as
+an agent). With the local world model each call gets one answer of at most --max-tokens tokens (no
+repair rounds) and the replayer repeats a failed call once, so the run takes minutes.
+
+Each call is printed as it happens: the arguments, what the world model answered, each injected fault
+(true vs shown) and the state changes (JSON Patch operations). Then the episode is judged: state and
+tool_call rubric items deterministically, llm items by the judge model (the local model unless set; its
+votes are a smoke test, not a trustworthy verdict).
+
+Switch any role to a real model with a flag or an environment variable:
+  agent        --agent-model A  or OCCUSIM_AGENT_MODEL        (default: the reference replayer)
+  world model  --world-model W  or OCCUSIM_WORLD_MODEL_MODEL  (default: local)
+  judge        --judge-model J  or OCCUSIM_JUDGE_MODEL        (default: local)
+OCCUSIM_MODEL sets all three. The default task is {DEFAULT_TASK}.
+"""
+
+EPILOG = """\
+examples:
+  occusim demo
+  occusim demo emergency-dispatcher/chest-pain-delta --faults E1
+  OCCUSIM_MODEL=openai/gpt-4.1 occusim demo --agent-model openai/gpt-4.1-mini
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task_id", metavar="TASK_ID", nargs="?", default=DEFAULT_TASK,
+                        help=f"a task id (default {DEFAULT_TASK})")
+    parser.add_argument("--agent-model", metavar="A", help="an LLM agent instead of the reference replayer")
+    parser.add_argument("--world-model", metavar="W", help="the model simulating the tools")
+    parser.add_argument("--judge-model", metavar="J", help="the model judging llm rubric items")
+    parser.add_argument("--faults", choices=["E0", "E1", "E2", "E3", "prompt"], default="E2",
+                        help="fault mode (default E2)")
+    parser.add_argument("--fault-count", type=int, default=2, metavar="N")
+    parser.add_argument("--fault-duration", type=int, default=2, metavar="N")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--votes", type=int, default=1, metavar="K", help="judge votes per check (default 1)")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
+                        help=f"cap on each world-model answer (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument("--repairs", type=int, metavar="N",
+                        help=f"world-model repair rounds per call (default {LOCAL_REPAIRS} with the local model, else 2)")
+    parser.add_argument("--source", action="append", default=[], metavar="SPEC",
+                        help="also load a file, a folder or occubench:DIR (repeatable)")
+    parser.add_argument("--db", metavar="URL", help="episode store (default: a temporary SQLite file)")
+
+
+def _model(role: str, explicit: str | None) -> str:
+    """The role's model: flag, then OCCUSIM_<ROLE>_MODEL, then OCCUSIM_MODEL, else the local model."""
+    return explicit or os.environ.get(f"OCCUSIM_{role.upper()}_MODEL") or os.environ.get("OCCUSIM_MODEL") or LOCAL
+
+
+def _excerpt(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) <= EXCERPT:
+        return text
+    return f"{text[:EXCERPT]} ... ({len(text) - EXCERPT} more characters)"
+
+
+def _patch_line(operation: dict[str, Any]) -> str:
+    op, path = operation.get("op", "?"), operation.get("path", "")
+    if op in ("add", "replace", "test"):
+        return f"{op} {path} = {_excerpt(operation.get('value'))}"
+    if op in ("move", "copy"):
+        return f"{op} {operation.get('from')} -> {path}"
+    return f"{op} {path}"
+
+
+async def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("OCCUSIM_LOCAL_CONTEXT", LOCAL_CONTEXT)
+    from rich.console import Console
+
+    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError, load_catalog
+
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    try:
+        catalog = load_catalog(args.source)
+        task = catalog.task(args.task_id)
+    except UnknownTaskError as error:
+        err.print(f"occusim demo: {error}")
+        return 2
+    except ScenarioErrors as error:
+        for problem in error.errors:
+            err.print(str(problem))
+        return 1
+    scenario = catalog.scenario_of(task)
+    agent_model = args.agent_model or os.environ.get("OCCUSIM_AGENT_MODEL") or os.environ.get("OCCUSIM_MODEL")
+    if agent_model is None and not task.reference_solution:
+        err.print(f"occusim demo: task {task.id} has no reference solution to replay; pass --agent-model")
+        return 2
+    world_model = _model("world_model", args.world_model)
+    judge_model = _model("judge", args.judge_model)
+    faults = FaultSettings(mode=args.faults, count=args.fault_count, duration=args.fault_duration, seed=args.seed)
+
+    console.rule(f"[bold]{scenario.name}: {task.title}")
+    console.print(f"[bold]task[/] {task.id} (difficulty {task.difficulty}, {scenario.category})")
+    console.print(f"[bold]agent[/] {agent_model or 'reference-replay (replays the reference solution; no model)'}")
+    console.print(f"[bold]world model[/] {world_model}" + (" (bundled Gemma 3 270M, offline)"
+                                                          if world_model == LOCAL else ""))
+    console.print(f"[bold]judge[/] {judge_model}" + (" (bundled Gemma 3 270M: a smoke test, not a trustworthy "
+                                                     "judge)" if judge_model == LOCAL else ""))
+    console.print(f"[bold]faults[/] {faults.mode} (count {faults.count}, duration {faults.duration}, "
+                  f"seed {faults.seed})")
+    with tempfile.TemporaryDirectory(prefix="occusim-demo-") as folder:
+        db = args.db or os.path.join(folder, "demo.db")
+        return await _demo(args, console, catalog, task, scenario, agent_model, world_model, judge_model, faults, db)
+
+
+async def _demo(args: argparse.Namespace, console: Any, catalog: Any, task: Any, scenario: Any,
+                agent_model: str | None, world_model: str, judge_model: str, faults: Any, db: str) -> int:
+    from occusim.clients import LLMAgent, ReplayAgent, ToolEvent, connect
+    from occusim.judge import JudgeError, judge
+    from occusim.llm import LLMError, ModelConfig
+    from occusim.server import EpisodeService, Store, build_mcp_server
+
+    async with Store(db) as store:
+        local = world_model == LOCAL
+        repairs = args.repairs if args.repairs is not None else (LOCAL_REPAIRS if local else 2)
+        service = EpisodeService(catalog, store, world_model=ModelConfig.for_role("world_model", world_model),
+                                 max_repairs=repairs)
+        service.world_model().max_tokens = args.max_tokens
+        episode = await service.create(task.id, faults=faults)
+        console.print(f"[bold]episode[/] {episode.id} (store {store.url})")
+        console.print(f"[bold]instruction[/] {task.instruction.strip()}")
+        shown = 0
+
+        def on_tool_result(event: ToolEvent) -> None:
+            nonlocal shown
+            if event.name == "submit_result":
+                return  # the final answer is printed once the agent returns
+            steps = episode.record.steps[shown:]
+            shown = len(episode.record.steps)
+            console.rule(f"call {shown}: {event.name}", align="left")
+            console.print(f"[bold]arguments[/] {_excerpt(event.arguments)}")
+            if not steps:
+                console.print(f"[red]refused by the server[/] {_excerpt(event.text)}")
+                return
+            for step in steps:
+                _print_step(console, step)
+
+        agent = (LLMAgent(ModelConfig.for_role("agent", agent_model), max_turns=task.max_steps + 5)
+                 if agent_model else ReplayAgent(task, retries=LOCAL_RETRIES if local else 3))
+        try:
+            async with connect(build_mcp_server(episode)) as client:
+                run = await agent.run(client, occupation=scenario.occupation, seed=args.seed,
+                                      on_tool_result=on_tool_result)
+        except LLMError as error:
+            console.print(f"[red]the agent model failed:[/] {error}")
+            return 1
+        console.rule("submit_result", align="left")
+        console.print(f"[bold]final answer[/] ({run.ended}) {_excerpt(run.final_answer)}")
+        console.print(f"[bold]state changes[/] {sum(len(s.state_patch) for s in episode.record.steps)} operation(s) "
+                      f"over {len(episode.record.steps)} call(s)")
+        try:
+            verdict = await judge(task, episode.record, scenario=scenario,
+                                  model=ModelConfig.for_role("judge", judge_model), votes=args.votes, seed=args.seed)
+        except (JudgeError, LLMError) as error:
+            console.print(f"[red]judging failed:[/] {error}")
+            return 1
+        await store.save_judgment(episode.id, verdict)
+        _print_verdict(console, verdict, judge_model)
+    return 0
+
+
+def _print_step(console: Any, step: Any) -> None:
+    world = f"{step.latency_ms / 1000:.1f} s, {step.usage.prompt_tokens}+{step.usage.completion_tokens} tokens"
+    if step.fault is not None and step.fault.kind == "explicit":
+        console.print(f"[yellow]fault (explicit {step.fault.label})[/] the world model was not called; shown: "
+                      f"{_excerpt(step.observation)}")
+        return
+    if step.error:
+        console.print(f"[red]error[/] ({world}) {_excerpt(step.error)}")
+        return
+    if step.fault is not None:
+        console.print(f"[bold]world model[/] ({world}) true answer: {_excerpt(step.true_observation)}")
+        console.print(f"[yellow]fault (implicit {step.fault.label})[/] {step.fault.detail}")
+        console.print(f"[yellow]shown to the agent[/] {_excerpt(step.observation)}")
+    else:
+        console.print(f"[bold]world model[/] ({world}) {_excerpt(step.observation)}")
+    for operation in step.state_patch:
+        console.print(f"  [green]state[/] {_patch_line(operation)}")
+
+
+def _print_verdict(console: Any, verdict: Any, judge_model: str) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"verdict: score {verdict.score:.2f}, "
+                        f"{'passed' if verdict.passed else 'not passed'} (threshold {verdict.pass_threshold})")
+    for column in ("item", "kind", "weight", "passed", "judged by", "reason"):
+        table.add_column(column)
+    for item in verdict.items:
+        by = "deterministic" if item.deterministic else f"{judge_model} ({verdict.votes} vote(s))"
+        reasons = "; ".join(check.reason for check in item.checks if check.reason)
+        passed = {True: "[green]yes[/]", False: "[red]no[/]", None: "-"}[item.passed]
+        table.add_row(item.id, item.kind, f"{item.weight:g}", passed, by, _excerpt(reasons)[:200])
+    console.print(table)
+    if verdict.abstentions or verdict.ties:
+        console.print(f"judge: {verdict.abstentions} abstention(s), ties on {', '.join(verdict.ties) or 'none'}")
+    if judge_model == LOCAL:
+        console.print("[dim]llm items were judged by the bundled 270M model: a smoke test of the pipeline, "
+                      "not a trustworthy verdict.[/]")
+    sys.stdout.flush()

@@ -1,0 +1,126 @@
+"""`occusim run`: evaluate an agent on tasks x fault modes x trials, over MCP, into a resumable run folder."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+DESCRIPTION = """\
+Run every (task, fault mode, trial) combination as a real MCP episode, concurrently, judge each one, and
+append one row per finished episode to OUT/results.jsonl (the settings go to OUT/run.json, the episodes
+to OUT/episodes.db unless --db is given). Running again with the same --out skips the combinations
+already scored, so an interrupted run resumes where it stopped.
+
+Infrastructure failures (a provider outage of any model, a broken transport, an episode past
+--episode-timeout) are retried up to --infra-retries times, then recorded as infra_error: they are never
+counted as agent failures and are reported separately.
+
+Models are litellm model strings. --agent-model reference-replay replays each task's reference solution
+instead of asking a model (a baseline and a check of the setup). Unset models fall back to
+OCCUSIM_AGENT_MODEL / OCCUSIM_WORLD_MODEL_MODEL / OCCUSIM_JUDGE_MODEL, then OCCUSIM_MODEL, then the
+small local model (for offline smoke runs only).
+"""
+
+EPILOG = """\
+examples:
+  occusim run --agent-model openai/gpt-4.1-mini --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1 \\
+      --tasks healthcare-life-sciences --faults E0,E1,E2,E3 --trials 3 --concurrency 16 --out runs/gpt41mini
+  occusim run --agent-model reference-replay --tasks 'emergency-dispatcher/*' --faults E0,E2 --out runs/replay
+  occusim report runs/gpt41mini --format html --out runs/gpt41mini/report.html
+"""
+
+FAULT_MODES = ("E0", "E1", "E2", "E3", "prompt")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    models = parser.add_argument_group("models")
+    models.add_argument("--agent-model", metavar="A", help="the agent under test, or 'reference-replay'")
+    models.add_argument("--world-model", metavar="W", help="the model simulating the tools")
+    models.add_argument("--judge-model", metavar="J", help="the model judging llm rubric items")
+    models.add_argument("--judge-votes", type=int, default=3, metavar="K", help="judge votes per check (default 3)")
+    models.add_argument("--agent-temperature", type=float, default=0.0, metavar="T",
+                        help="agent sampling temperature (default 0; trials differ by seed)")
+    work = parser.add_argument_group("what to run")
+    work.add_argument("--tasks", default="all", metavar="SELECTOR",
+                      help="comma-separated task-id globs, scenario ids or category slugs (default all)")
+    work.add_argument("--source", action="append", default=[], metavar="SPEC",
+                      help="also load a file, a folder or occubench:DIR (repeatable)")
+    work.add_argument("--faults", default="E0", metavar="MODES",
+                      help="comma-separated fault modes from E0,E1,E2,E3,prompt (default E0)")
+    work.add_argument("--fault-count", type=int, default=2, metavar="N", help="faults per episode (default 2)")
+    work.add_argument("--fault-duration", type=int, default=2, metavar="N",
+                      help="consecutive calls each fault lasts (default 2)")
+    work.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and fault mode")
+    work.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; trial t uses S+t (default 0)")
+    work.add_argument("--mode", choices=["tracked", "history"], default="tracked", help="simulation mode")
+    how = parser.add_argument_group("how to run")
+    how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
+    how.add_argument("--concurrency", type=int, default=4, metavar="N", help="episodes at once (default 4)")
+    how.add_argument("--transport", choices=["inprocess", "stdio", "http"], default="inprocess",
+                     help="inprocess (default), stdio (one `occusim serve` per episode) or http (a local service)")
+    how.add_argument("--episode-timeout", type=float, default=900.0, metavar="S",
+                     help="seconds per episode, judging included (default 900)")
+    how.add_argument("--infra-retries", type=int, default=2, metavar="N",
+                     help="extra attempts after an infrastructure error (default 2)")
+    how.add_argument("--db", metavar="URL", help="episode store (default OUT/episodes.db)")
+    how.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
+    how.add_argument("--no-progress", action="store_true", help="no progress bar")
+    how.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+
+
+def _modes(text: str) -> list[str]:
+    modes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [mode for mode in modes if mode not in FAULT_MODES]
+    if unknown or not modes:
+        raise ValueError(f"--faults {text!r}: use a comma-separated list of {', '.join(FAULT_MODES)}")
+    return list(dict.fromkeys(modes))
+
+
+def _resolve(role: str, model: str | None) -> str:
+    from occusim.llm import ModelConfig
+
+    return ModelConfig.for_role(role, model=model).model
+
+
+async def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from pydantic import ValidationError
+
+    from occusim.clients import REPLAY_AGENT, RunConfig, RunError, compute_metrics, run_batch
+    from occusim.clients.cli.serve import load_scripted_models
+    from occusim.environments import ScenarioErrors
+
+    try:
+        load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
+        config = RunConfig(
+            agent_model=args.agent_model if args.agent_model == REPLAY_AGENT else _resolve("agent", args.agent_model),
+            world_model=_resolve("world_model", args.world_model),
+            judge_model=_resolve("judge", args.judge_model),
+            tasks=args.tasks, faults=_modes(args.faults), fault_count=args.fault_count,
+            fault_duration=args.fault_duration, trials=args.trials, concurrency=args.concurrency,
+            sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
+            infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
+            judge_votes=args.judge_votes, agent_temperature=args.agent_temperature,
+        )
+        summary = await run_batch(config, args.out, show_progress=not args.no_progress)
+    except (ValueError, RunError, ValidationError, ImportError, OSError) as error:
+        print(f"occusim run: {error}", file=sys.stderr)
+        return 2
+    except ScenarioErrors as error:
+        for problem in error.errors:
+            print(problem, file=sys.stderr)
+        return 1
+    metrics = compute_metrics(summary.rows)
+    completion = metrics.completion
+    rate = "n/a" if completion.rate is None else f"{completion.rate:.1%}"
+    print(f"occusim run: {summary.ran} episode(s) run, {summary.skipped} already done; completion {rate} "
+          f"({completion.passed}/{completion.total}), {metrics.infra_errors} infrastructure error(s)")
+    for mode, mode_rate in metrics.by_fault_mode.items():
+        print(f"  {mode}: {mode_rate.passed}/{mode_rate.total}")
+    robustness = metrics.robustness
+    print(f"  robustness: {'undefined' if robustness.value is None else f'{robustness.value:.3f}'} ({robustness.note})")
+    print(f"  results: {summary.run_dir / 'results.jsonl'}; report: occusim report {summary.run_dir}")
+    return 0
