@@ -9,6 +9,8 @@ import sys
 import tempfile
 from typing import Any
 
+from ._catalog_options import add_catalog_options, load_catalog_from
+
 DEFAULT_TASK = "emergency-dispatcher/chest-pain-delta"
 LOCAL = "local"
 # Small-model settings: the bundled scenarios' prompts need a large context, and short answers without
@@ -62,8 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"cap on each world-model answer (default {DEFAULT_MAX_TOKENS})")
     parser.add_argument("--repairs", type=int, metavar="N",
                         help=f"world-model repair rounds per call (default {LOCAL_REPAIRS} with the local model, else 2)")
-    parser.add_argument("--source", action="append", default=[], metavar="SPEC",
-                        help="also load a file, a folder or occubench:DIR (repeatable)")
+    add_catalog_options(parser)
     parser.add_argument("--db", metavar="URL", help="episode store (default: a temporary SQLite file)")
 
 
@@ -92,12 +93,12 @@ async def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OCCUSIM_LOCAL_CONTEXT", LOCAL_CONTEXT)
     from rich.console import Console
 
-    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError, load_catalog
+    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
     try:
-        catalog = load_catalog(args.source)
+        catalog = load_catalog_from(args)
         task = catalog.task(args.task_id)
     except UnknownTaskError as error:
         err.print(f"occusim demo: {error}")

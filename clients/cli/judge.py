@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._catalog_options import add_catalog_options, load_catalog_from
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -50,14 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options of every command that runs the judge: where tasks come from, the model, votes, cache."""
-    parser.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also load tasks from a file, folder or occubench:DIR",
-    )
-    parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+    add_catalog_options(parser)
     parser.add_argument("--judge-model", metavar="M", help="litellm model string of the judge")
     parser.add_argument("--votes", type=int, default=3, metavar="K", help="votes per llm check (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the check orders and the judge calls")
@@ -93,11 +88,10 @@ def report_failure(command: str, error: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.environments import load_catalog
 
     apply_cache_option(args)
     try:
-        catalog = load_catalog(args.source, bundled=not args.no_bundled)
+        catalog = load_catalog_from(args)
         record = _read_trajectory(Path(args.episode)) if _is_file(args.episode) else None
         verdict = asyncio.run(_judge(args, catalog, record))
     except expected_failures() as error:

@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
+from ._catalog_options import load_catalog_from
 from .judge import add_judge_options, apply_cache_option, expected_failures, report_failure
 
 if TYPE_CHECKING:
@@ -43,14 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.environments import load_catalog
     from occusim.judge import agreement_by_group, read_labels
 
     apply_cache_option(args)
     try:
         labelled = read_labels(args.labels)
         needs_catalog = any(entry.task is None for _, entry in labelled) or bool(args.source)
-        catalog = load_catalog(args.source, bundled=not args.no_bundled) if needs_catalog else None
+        catalog = load_catalog_from(args) if needs_catalog else None
         comparisons = asyncio.run(_compare_all(args, labelled, catalog))
     except expected_failures() as error:
         return report_failure("judge-agreement", error)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._catalog_options import add_catalog_options, load_catalog_from
+
 DESCRIPTION = """\
 List the scenarios of the bundled catalog and of any --source (id, category, occupation, number of
 tools and tasks). --tasks lists every task too (id, difficulty, title).
@@ -20,14 +22,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--category", metavar="C", help="only this category, by name or slug")
-    parser.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also load a file, a folder or occubench:DIR (repeatable)",
-    )
-    parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+    add_catalog_options(parser)
     parser.add_argument("--tasks", action="store_true", help="also list every task")
 
 
@@ -35,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from occusim.environments import CATEGORIES, ScenarioErrors, category_slug, load_catalog
+    from occusim.environments import CATEGORIES, ScenarioErrors, category_slug
 
     wanted = None
     if args.category:
@@ -45,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"occusim list: unknown category {args.category!r}; choose from: {slugs}", file=sys.stderr)
             return 2
     try:
-        catalog = load_catalog(args.source, bundled=not args.no_bundled)
+        catalog = load_catalog_from(args)
     except ScenarioErrors as error:
         for problem in error.errors:
             print(problem, file=sys.stderr)

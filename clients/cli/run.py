@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 
+from ._catalog_options import add_catalog_options
+
 DESCRIPTION = """\
 Run every (task, fault mode, trial) combination as a real MCP episode, concurrently, judge each one, and
 append one row per finished episode to OUT/results.jsonl (the settings go to OUT/run.json, the episodes
@@ -45,8 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work = parser.add_argument_group("what to run")
     work.add_argument("--tasks", default="all", metavar="SELECTOR",
                       help="comma-separated task-id globs, scenario ids or category slugs (default all)")
-    work.add_argument("--source", action="append", default=[], metavar="SPEC",
-                      help="also load a file, a folder or occubench:DIR (repeatable)")
+    add_catalog_options(work, bundled_flag=False)
     work.add_argument("--faults", default="E0", metavar="MODES",
                       help="comma-separated fault modes from E0,E1,E2,E3,prompt (default E0)")
     work.add_argument("--fault-count", type=int, default=2, metavar="N", help="faults per episode (default 2)")

@@ -9,6 +9,8 @@ import math
 import os
 import sys
 
+from ._catalog_options import add_catalog_options, load_catalog_from
+
 DESCRIPTION = """\
 Serve one episode of TASK_ID as an MCP server on stdin/stdout (for MCP clients that launch servers), or,
 with --http, the hosted service: every task of the catalog as MCP episodes over streamable HTTP, with
@@ -45,9 +47,7 @@ STDIO_ONLY = ("faults", "fault_count", "fault_duration", "seed", "mode", "episod
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task_id", metavar="TASK_ID", nargs="?", help="the task to serve over stdio")
-    parser.add_argument("--source", action="append", default=[], metavar="SPEC",
-                        help="also load a file, a folder or occubench:DIR (repeatable)")
-    parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+    add_catalog_options(parser)
     parser.add_argument("--db", metavar="URL", help="store URL or SQLite path (see above for the default)")
     parser.add_argument("--world-model", metavar="M", help="model that simulates the tools")
     parser.add_argument("--judge-model", metavar="J", help="model that judges submitted episodes")
@@ -108,11 +108,11 @@ def load_scripted_models(spec: str) -> None:
 
 
 async def _serve_stdio(args: argparse.Namespace) -> int:
-    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError, load_catalog
+    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError
     from occusim.server import EpisodeError, EpisodeService, Store, default_store_url, judge_hook, serve_stdio
 
     try:
-        catalog = load_catalog(args.source, bundled=not args.no_bundled)
+        catalog = load_catalog_from(args)
         catalog.task(args.task_id)
     except ScenarioErrors as error:
         return _problems(error.errors)

@@ -1,0 +1,26 @@
+"""The `--source` and `--no-bundled` options shared by every command that loads the catalog."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_catalog_options(parser: argparse.ArgumentParser | Any, *, bundled_flag: bool = True) -> None:
+    """Add `--source SPEC` (repeatable) and, unless the command always uses the bundled catalog, `--no-bundled`."""
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also load a scenario file, a folder of them, or occubench:DIR (repeatable)",
+    )
+    if bundled_flag:
+        parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+
+
+def load_catalog_from(args: argparse.Namespace):
+    """The catalog the options name; raises ScenarioErrors listing every problem in every source."""
+    from occusim.environments import load_catalog
+
+    return load_catalog(args.source, bundled=not getattr(args, "no_bundled", False))
