@@ -161,10 +161,25 @@ def observation_schema(tool: Tool) -> dict[str, Any]:
     """
     if tool.output_schema is None:
         return {"type": "object"}
-    declared = tool.output_schema
-    if declared.get("type") == "object" and "properties" in declared and "additionalProperties" not in declared:
-        declared = {**declared, "additionalProperties": False}
-    return {"anyOf": [declared, ERROR_OBSERVATION_SCHEMA]}
+    return {"anyOf": [_closed(tool.output_schema), ERROR_OBSERVATION_SCHEMA]}
+
+
+def _closed(schema: Any) -> Any:
+    """The schema with every object that lists its properties closed to others, at every depth.
+
+    Weak models otherwise loop inside a nested object, inventing field after field until the token cap.
+    """
+    if isinstance(schema, list):
+        return [_closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    closed = {key: _closed(value) if key not in ("properties", "enum", "const", "example") else value
+              for key, value in schema.items()}
+    if "properties" in schema:
+        closed["properties"] = {name: _closed(sub) for name, sub in schema["properties"].items()}
+        if schema.get("type", "object") == "object" and "additionalProperties" not in schema:
+            closed["additionalProperties"] = False
+    return closed
 
 
 def tracked_response_schema(tool: Tool, state_fields: Iterable[str] = ()) -> dict[str, Any]:

@@ -222,3 +222,29 @@ async def test_usage_latency_and_state_hash_are_recorded(sqlite_store):
     assert write.record.state_patch[0] == {"op": "replace", "path": "/patients/0/priority", "value": 1}
     assert write.record.state_hash == state_hash(episode.state) != read.record.state_hash
     assert episode.state["log"] == ["P1->1"]
+
+
+def test_generation_schema_closes_nested_objects_but_keeps_declared_fields():
+    import jsonschema
+
+    from occusim.environments import Tool
+    from occusim.server._simulator_prompt import observation_schema
+
+    tool = Tool(
+        name="get_unit",
+        description="Read a unit.",
+        input_schema={"type": "object", "properties": {}},
+        output_schema={
+            "type": "object",
+            "properties": {
+                "unit": {"type": "object", "properties": {"id": {"type": "string"}, "eta": {"type": "integer"}}},
+                "crews": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            },
+        },
+    )
+    schema = observation_schema(tool)
+    jsonschema.validate({"unit": {"id": "M41", "eta": 6}, "crews": [{"name": "A"}]}, schema)
+    jsonschema.validate({"error": "no such unit"}, schema)
+    for invented in ({"unit": {"id": "M41", "date_of_issue": "x"}}, {"crews": [{"name": "A", "extra": 1}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(invented, schema)
