@@ -26,8 +26,9 @@ from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, St
 
 log = logging.getLogger("occusim.clients")
 
-# The runtime's wording for a world-model provider failure (SimulatorError from a ProviderError).
-_OUTAGE_MARKER = "the world model is unreachable"
+# The error types of a step the world model gave no usable answer for: it gave up after its repairs, or
+# its provider could not be reached (an outage, outside the agent's control).
+_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE = "simulator_error", "simulator_unavailable"
 
 
 class InfraError(Exception):
@@ -55,15 +56,20 @@ def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
     ]
 
 
+def _error_type(step: StepRecord) -> object:
+    observation = step.observation
+    error = observation.get("error") if isinstance(observation, dict) else None
+    return error.get("type") if isinstance(error, dict) else None
+
+
 def is_simulator_error(step: StepRecord) -> bool:
     """A step whose world model gave no usable answer (repairs exhausted or provider down)."""
-    observation = step.observation
-    return (isinstance(observation, dict) and isinstance(observation.get("error"), dict)
-            and observation["error"].get("type") == "simulator_error")
+    return _error_type(step) in (_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE)
 
 
 def is_world_model_outage(step: StepRecord) -> bool:
-    return is_simulator_error(step) and _OUTAGE_MARKER in (step.error or "")
+    """A step whose world model's provider could not be reached: the runtime's `simulator_unavailable`."""
+    return _error_type(step) == _SIMULATOR_UNAVAILABLE
 
 
 def infra_failure(error: BaseException) -> bool:

@@ -15,7 +15,8 @@ REPLAY_AGENT = "reference-replay"
 
 # Error types worth repeating a call for: the server's transient failures (injected explicit faults, a
 # world model without an answer). Anything else may have been executed and must not be repeated.
-TRANSIENT_ERRORS = frozenset({"http_error", "timeout", "connection_error", "simulator_error"})
+TRANSIENT_ERRORS = frozenset({"http_error", "timeout", "connection_error", "simulator_error",
+                              "simulator_unavailable"})
 
 
 def _is_error(observation: object) -> bool:

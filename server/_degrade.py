@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import copy
+import logging
 import random
+import re
 from typing import Any
+from urllib.parse import unquote
+
+import jsonpointer
+from jsonschema.exceptions import SchemaError as JsonSchemaError
+from referencing.exceptions import Unresolvable as ReferencingError
 
 from occusim.environments import InjectedFault
 
+from ._advertised import advertised_validator
 from ._faults import IMPLICIT_LABELS
+from ._schemas import validator_for
+
+log = logging.getLogger("occusim.server")
 
 _ENVELOPES: dict[str, tuple[dict[str, Any], str]] = {
     "http_500": (
@@ -42,14 +53,28 @@ def degrade(observation: Any, label: str, *, output_schema: dict[str, Any] | Non
     """Degrade a true observation, trying `label` first and the other implicit labels after it.
 
     Returns the shown observation and its record, or None when no degradation applies (e.g. an empty
-    object with no earlier answer of the same tool); the call is then clean.
+    object with no earlier answer of the same tool); the call is then clean. A degradation applies only
+    when the result still fits the output schema advertised to clients, which would otherwise reject it
+    and turn the implicit fault into an explicit one.
     """
+    admits = advertised_validator(output_schema).is_valid if output_schema is not None else None
+    # An answer the client would reject anyway is degraded as it is: the check protects valid answers.
+    guarded = admits is not None and admits(observation)
     order = [label] + [other for other in IMPLICIT_LABELS if other != label]
     for name in order:
-        result = _DEGRADERS[name](observation, output_schema, previous, rng)
-        if result is not None:
-            shown, detail = result
-            return shown, InjectedFault(kind="implicit", label=name, detail=detail)
+        try:
+            result = _DEGRADERS[name](observation, output_schema, previous, rng)
+        except Exception:
+            # The world model's answer is already in hand and its state change is real: a degradation that
+            # breaks on an unexpected shape must cost the fault, never the call.
+            log.warning("the %s degradation failed; trying the next one", name, exc_info=True)
+            continue
+        if result is None:
+            continue
+        shown, detail = result
+        if guarded and not admits(shown):
+            continue
+        return shown, InjectedFault(kind="implicit", label=name, detail=detail)
     return None
 
 
@@ -61,7 +86,8 @@ def _truncate_list(observation: Any, _schema: Any, _previous: Any, rng: random.R
     path, items = max(lists, key=lambda pair: len(pair[1]))
     keep = min(rng.choice((1, 2)), len(items) - 1)
     shown = copy.deepcopy(observation)
-    _set(shown, path, copy.deepcopy(items[:keep]))
+    if not _set(shown, path, copy.deepcopy(items[:keep])):
+        return None
     return shown, f"{path or '/'}: {len(items)} -> {keep} items"
 
 
@@ -74,25 +100,29 @@ def _drop_fields(observation: Any, schema: Any, _previous: Any, rng: random.Rand
     dropped = []
     for path in chosen:
         parent, key = _split(path)
+        # A field inside one dropped just before has gone with it.
         holder = _get(shown, parent)
         if isinstance(holder, dict) and key in holder:
             del holder[key]
             dropped.append(path)
+    if not dropped:
+        return None
     return shown, "dropped " + ", ".join(dropped)
 
 
 def _null_fields(observation: Any, schema: Any, _previous: Any, rng: random.Random) -> tuple[Any, str] | None:
     candidates = [
         path for path in _optional_fields(observation, schema)
-        if _get(observation, path) is not None and not isinstance(_get(observation, path), dict | list)
+        if _get(observation, path) not in (None, _MISSING) and not isinstance(_get(observation, path), dict | list)
     ]
     if not candidates:
         return None
     chosen = sorted(rng.sample(candidates, min(2, len(candidates))))
     shown = copy.deepcopy(observation)
-    for path in chosen:
-        _set(shown, path, None)
-    return shown, "nulled " + ", ".join(chosen)
+    nulled = [path for path in chosen if _set(shown, path, None)]
+    if not nulled:
+        return None
+    return shown, "nulled " + ", ".join(nulled)
 
 
 def _stale(observation: Any, _schema: Any, previous: Any, _rng: random.Random) -> tuple[Any, str] | None:
@@ -110,37 +140,148 @@ _DEGRADERS = {
 
 
 def _optional_fields(observation: Any, schema: Any) -> list[str]:
-    """JSON Pointers of object fields the output schema does not require.
+    """JSON Pointers of object fields that may be left out: optional at their own level of the schema.
 
-    Without a schema every field is optional except identifiers and error messages, which the agent
-    needs to make sense of the answer at all. The top level always keeps at least one field.
+    With an output schema, only objects whose subschema is known (followed through properties, items,
+    references and the combinators) offer fields, and only those their level does not require; an answer
+    the schema does not describe offers none. Without a schema every field is optional except identifiers
+    and error messages, which the agent needs to make sense of the answer at all. The top level always
+    keeps at least one field.
     """
-    out: list[str] = []
-
-    def visit(value: Any, sub: Any, path: str) -> None:
-        if isinstance(value, dict):
-            properties = sub.get("properties", {}) if isinstance(sub, dict) else {}
-            if isinstance(sub, dict) and "required" in sub:
-                required = set(sub["required"])
-            elif isinstance(sub, dict) and properties:
-                required = set()
-            else:
-                required = {k for k in value if k == "id" or k.endswith("_id") or k == "error"}
-            for key, child in value.items():
-                child_path = f"{path}/{_escape(key)}"
-                if key not in required:
-                    out.append(child_path)
-                visit(child, properties.get(key), child_path)
-        elif isinstance(value, list):
-            items = sub.get("items") if isinstance(sub, dict) else None
-            for index, child in enumerate(value[:3]):
-                visit(child, items, f"{path}/{index}")
-
-    visit(observation, schema, "")
+    if schema is None:
+        out = _unschematic_fields(observation)
+    elif _satisfies(schema, schema, observation):
+        out = []
+        _schematic_fields(observation, schema, schema, "", out)
+    else:
+        out = []
     top_level = [p for p in out if p.count("/") == 1]
     if isinstance(observation, dict) and observation and len(top_level) == len(observation):
         out.remove(top_level[0])
     return out
+
+
+def _unschematic_fields(observation: Any) -> list[str]:
+    out: list[str] = []
+
+    def visit(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for key, child in value.items():
+                child_path = f"{path}/{_escape(key)}"
+                if not (key == "id" or key.endswith("_id") or key == "error"):
+                    out.append(child_path)
+                visit(child, child_path)
+        elif isinstance(value, list):
+            for index, child in enumerate(value[:3]):
+                visit(child, f"{path}/{index}")
+
+    visit(observation, "")
+    return out
+
+
+def _schematic_fields(value: Any, sub: Any, root: dict[str, Any], path: str, out: list[str]) -> None:
+    shapes = _shapes(sub, value, root, depth=0)
+    if shapes is None:
+        return  # the schema says nothing certain here: leave this part of the answer whole
+    if isinstance(value, dict):
+        described = any("properties" in shape or "required" in shape for shape in shapes)
+        required: set[str] = set()
+        for shape in shapes:
+            required.update(shape.get("required") or ())
+            for trigger, needs in (shape.get("dependentRequired") or {}).items():
+                if trigger in value:
+                    required.update(needs)
+        for key, child in value.items():
+            child_path = f"{path}/{_escape(key)}"
+            if described and key not in required:
+                out.append(child_path)
+            _schematic_fields(child, _field_schema(shapes, key), root, child_path, out)
+    elif isinstance(value, list):
+        for index, child in enumerate(value[:3]):
+            _schematic_fields(child, _item_schema(shapes, index), root, f"{path}/{index}", out)
+
+
+# Deeper than any hand-written schema nests references; stops a self-referencing one.
+_MAX_DEPTH = 32
+
+
+def _shapes(sub: Any, value: Any, root: dict[str, Any], *, depth: int) -> list[dict[str, Any]] | None:
+    """The plain schemas that apply to `value` at `sub`: `sub` itself, its references, every `allOf` part,
+    the first `anyOf`/`oneOf` alternative `value` satisfies and the `if` branch taken. None when one of
+    them cannot be known (a remote reference, no alternative fits, no schema at all)."""
+    if sub is True:
+        return [{}]
+    if not isinstance(sub, dict) or depth > _MAX_DEPTH:
+        return None
+    parts: list[Any] = list(sub.get("allOf") or ())
+    if "$ref" in sub:
+        parts.append(_resolve(root, sub["$ref"]))
+    for key in ("anyOf", "oneOf"):
+        if key in sub:
+            fitting = next((alt for alt in sub[key] if _satisfies(root, alt, value)), None)
+            if fitting is None:
+                return None
+            parts.append(fitting)
+    if "if" in sub:
+        branch = sub.get("then") if _satisfies(root, sub["if"], value) else sub.get("else")
+        if branch is not None:
+            parts.append(branch)
+    shapes = [sub]
+    for part in parts:
+        inner = _shapes(part, value, root, depth=depth + 1)
+        if inner is None:
+            return None
+        shapes.extend(inner)
+    return shapes
+
+
+def _field_schema(shapes: list[dict[str, Any]], key: str) -> Any:
+    found = []
+    for shape in shapes:
+        properties = shape.get("properties") or {}
+        patterns = [sub for pattern, sub in (shape.get("patternProperties") or {}).items() if re.search(pattern, key)]
+        if key in properties:
+            found.append(properties[key])
+        found.extend(patterns)
+        if key not in properties and not patterns and isinstance(shape.get("additionalProperties"), dict):
+            found.append(shape["additionalProperties"])
+    return _together(found)
+
+
+def _item_schema(shapes: list[dict[str, Any]], index: int) -> Any:
+    found = []
+    for shape in shapes:
+        prefix = shape.get("prefixItems") or []
+        if index < len(prefix):
+            found.append(prefix[index])
+        elif isinstance(shape.get("items"), dict):
+            found.append(shape["items"])
+    return _together(found)
+
+
+def _together(schemas: list[Any]) -> Any:
+    if not schemas:
+        return None
+    return schemas[0] if len(schemas) == 1 else {"allOf": schemas}
+
+
+def _resolve(root: dict[str, Any], reference: Any) -> Any:
+    """The subschema a local reference ("#/$defs/x") points to; None for any other reference."""
+    if not isinstance(reference, str) or not reference.startswith("#"):
+        return None
+    return jsonpointer.resolve_pointer(root, unquote(reference[1:]), None)
+
+
+def _satisfies(root: dict[str, Any], sub: Any, value: Any) -> bool:
+    if sub is None:
+        return False
+    try:
+        return validator_for(root).evolve(schema=sub).is_valid(value)
+    except (JsonSchemaError, ReferencingError):
+        return False
+
+
+_MISSING = object()
 
 
 def _walk(value: Any, path: str):
@@ -167,15 +308,25 @@ def _split(path: str) -> tuple[str, str]:
 
 
 def _get(document: Any, path: str) -> Any:
+    """The value at `path`, or _MISSING when the path no longer leads anywhere (a parent dropped or null)."""
     for part in _parts(path):
-        document = document[int(part)] if isinstance(document, list) else document.get(part)
+        if isinstance(document, dict) and part in document:
+            document = document[part]
+        elif isinstance(document, list) and part.isdigit() and int(part) < len(document):
+            document = document[int(part)]
+        else:
+            return _MISSING
     return document
 
 
-def _set(document: Any, path: str, value: Any) -> None:
+def _set(document: Any, path: str, value: Any) -> bool:
+    """Replace the value at `path`; False (nothing changed) when it is not there."""
     parent, key = _split(path)
     holder = _get(document, parent)
-    if isinstance(holder, list):
+    if isinstance(holder, list) and key.isdigit() and int(key) < len(holder):
         holder[int(key)] = value
-    else:
+    elif isinstance(holder, dict) and key in holder:
         holder[key] = value
+    else:
+        return False
+    return True

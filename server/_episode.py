@@ -19,6 +19,7 @@ from ._errors import (
     EpisodeError,
     InvalidArgumentsError,
     SimulatorError,
+    SimulatorUnavailableError,
     StepConflictError,
     StepLimitError,
     UnknownToolError,
@@ -49,7 +50,8 @@ class Episode:
     `step` raises UnknownToolError, EpisodeClosedError and StepLimitError without recording anything.
     Everything else is recorded as a step and returned as a StepOutcome: invalid arguments (an
     `invalid_arguments` error, no model call, no state change), injected faults, and world-model failures
-    (a `simulator_error`, state untouched). Steps run one at a time; each is committed to the store
+    (state untouched): a `simulator_error` when the model gave no valid answer, a `simulator_unavailable`
+    when its provider could not be reached. Steps run one at a time; each is committed to the store
     before `step` returns. When another process sharing the store recorded the same step first, the
     episode reloads and runs the call once more; StepConflictError is raised only if that races again.
     """
@@ -150,7 +152,7 @@ class Episode:
                 mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
             )
         except SimulatorError as error:
-            observation = {"error": {"type": "simulator_error", "message": str(error)}}
+            observation = {"error": {"type": _simulator_error_type(error), "message": str(error)}}
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             step.usage, step.latency_ms = error.usage, error.latency_ms
             return await self._commit(step, self.record.state)
@@ -258,3 +260,8 @@ class Episode:
 
 def _is_error_observation(observation: Any) -> bool:
     return isinstance(observation, dict) and observation.get("error") not in (None, "", False, {})
+
+
+def _simulator_error_type(error: SimulatorError) -> str:
+    # Clients tell an outage (an infrastructure failure) from a model too weak for the scenario by this type.
+    return "simulator_unavailable" if isinstance(error, SimulatorUnavailableError) else "simulator_error"

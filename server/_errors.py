@@ -69,6 +69,11 @@ class SimulatorError(EpisodeError):
         super().__init__(message)
 
 
+class SimulatorUnavailableError(SimulatorError):
+    """The world model's provider could not be reached (after the gateway's retries): an outage, not a
+    weak answer. Recorded like any SimulatorError, with the error type `simulator_unavailable`."""
+
+
 class EpisodeNotFoundError(EpisodeError, LookupError):
     """No episode with this id exists in memory or in the store."""
 

@@ -3,9 +3,7 @@ prompt and resource. Transports (stdio, streamable HTTP) wrap the `Server` this 
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -14,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 
 from occusim import __version__
 
+from ._advertised import advertised_output_schema
 from ._errors import (
     EpisodeClosedError,
     EpisodeError,
@@ -39,16 +38,6 @@ SUBMIT_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["answer"],
     "additionalProperties": False,
 }
-ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "error": {
-            "anyOf": [{"type": "object"}, {"type": "string"}],
-            "description": "What went wrong: a message, or an object with a type or code and a message.",
-        }
-    },
-    "required": ["error"],
-}
 SUBMIT_DESCRIPTION = (
     "Finish the task: submit your final answer. The episode closes and is scored; "
     "no further tool calls are accepted afterwards."
@@ -71,53 +60,6 @@ def task_brief(episode: Episode) -> str:
         f"Use the tools to do the work. When you are done, call `{SUBMIT_TOOL}` once with your final answer; "
         f"the episode then closes. You have at most {task.max_steps} tool calls."
     )
-
-
-def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The scenario's output schema as advertised to clients: the declared result, relaxed, or an error.
-
-    Clients validate structured results against the advertised schema (some even error results), so it
-    admits what the episode really returns: error envelopes `{"error": ...}` (simulated tool errors,
-    explicit faults, invalid arguments), and results degraded by implicit faults (E2), which null fields
-    and truncate lists. Without this the client library, not the agent, would reject such a result and
-    turn an implicit fault into an explicit one. Nullable values are spelled as `anyOf` with a `null`
-    branch, the most portable form.
-    """
-    relaxed = _relaxed(dict(schema), nullable=False)
-    # Definitions stay at the document root, where their "#/$defs/..." references point.
-    definitions = {key: relaxed.pop(key) for key in ("$defs", "definitions") if key in relaxed}
-    return {"type": "object", "anyOf": [relaxed, ERROR_ENVELOPE_SCHEMA], **definitions}
-
-
-# Where subschemas sit: values that may be nulled or truncated, and definitions or alternatives whose
-# nullability is decided where they are used.
-_VALUE_MAPS = ("properties", "patternProperties")
-_VALUE_SCHEMAS = ("items", "additionalProperties")
-_DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
-_ALTERNATIVES = ("anyOf", "oneOf", "allOf")
-
-
-def _relaxed(schema: Any, *, nullable: bool) -> Any:
-    """A copy of `schema` without minItems, whose nested values (when `nullable`, itself too) admit null."""
-    if not isinstance(schema, dict):
-        return copy.deepcopy(schema)
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "minItems":
-            continue
-        if key in _VALUE_MAPS + _DEFINITION_MAPS and isinstance(value, dict):
-            out[key] = {name: _relaxed(sub, nullable=key in _VALUE_MAPS) for name, sub in value.items()}
-        elif key in _VALUE_SCHEMAS:
-            out[key] = _relaxed(value, nullable=True)
-        elif key == "prefixItems" and isinstance(value, list):
-            out[key] = [_relaxed(sub, nullable=True) for sub in value]
-        elif key in _ALTERNATIVES and isinstance(value, list):
-            out[key] = [_relaxed(sub, nullable=False) for sub in value]
-        else:
-            out[key] = copy.deepcopy(value)
-    kind = out.get("type")
-    admits_null = not out or kind == "null" or (isinstance(kind, list) and "null" in kind)
-    return out if not nullable or admits_null else {"anyOf": [out, {"type": "null"}]}
 
 
 def _tool_result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:

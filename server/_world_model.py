@@ -13,7 +13,7 @@ from occusim.environments import Scenario, SimulationMode, StepRecord, Tool, Usa
 from occusim.llm import LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
 
 from . import _simulator_prompt as prompts
-from ._errors import SimulatorError
+from ._errors import SimulatorError, SimulatorUnavailableError
 from ._schemas import violations
 
 _MAX_PROBLEMS = 8
@@ -39,7 +39,8 @@ class WorldModel:
     schema (or be an `{"error": ...}` object), the patch must apply, and the new state must satisfy the
     scenario's state schema. In `history` mode the prompt is the full action/observation conversation and
     the model answers the observation alone; the state does not change. A rejected answer is sent back
-    with the exact problems, up to `max_repairs` times; then `simulate` raises SimulatorError.
+    with the exact problems, up to `max_repairs` times; then `simulate` raises SimulatorError. An
+    unreachable provider raises SimulatorUnavailableError at once.
     """
 
     def __init__(self, model: ModelConfig | str, *, history_window: int = 6, max_repairs: int = 2,
@@ -104,7 +105,7 @@ class WorldModel:
                     max_tokens=self.max_tokens, role="world_model",
                 )
             except ProviderError as error:
-                raise SimulatorError(
+                raise SimulatorUnavailableError(
                     f"the world model is unreachable ({error}); the call had no effect, retry it later",
                     attempts=attempts, usage=usage, latency_ms=latency,
                 ) from error

@@ -14,7 +14,9 @@ from client_kit import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, passing_judge
 from datasets import load_dataset
 
 from occusim.clients import RunDir, compute_metrics, load_rows
+from occusim.clients._batch import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
+from occusim.environments import StepRecord
 from occusim.llm import scripted_model
 
 HERE = Path(__file__).parent
@@ -195,6 +197,22 @@ def test_world_model_outage_is_an_infra_error_not_a_failure(tmp_path: Path, monk
     rows = {row.task_id: row for row in load_rows(out)[1]}
     assert rows[TASK_B].status == "ok" and rows[TASK_B].passed is True
     assert len(RunDir(out).read_rows()) == 3
+
+
+def failed_step(error_type: str, message: str) -> StepRecord:
+    return StepRecord(index=1, tool="get_dispute", observation={"error": {"type": error_type, "message": message}},
+                      is_error=True, error=message)
+
+
+def test_an_outage_is_told_by_the_error_type_not_the_wording():
+    outage = failed_step("simulator_unavailable", "provider down (ServiceUnavailableError); retry it later")
+    # A model that gave no valid answer, even one quoting the outage wording, is not an outage.
+    weak = failed_step("simulator_error", "no valid answer (the reply said 'the world model is unreachable')")
+    domain = failed_step("NOT_FOUND", "the world model is unreachable")
+
+    assert is_world_model_outage(outage) and is_simulator_error(outage)
+    assert not is_world_model_outage(weak) and is_simulator_error(weak)
+    assert not is_world_model_outage(domain) and not is_simulator_error(domain)
 
 
 def test_judge_outage_is_an_infra_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

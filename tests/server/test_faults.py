@@ -9,7 +9,8 @@ from runtime_kit import PATIENT, TriageModel, sqlite_store_fixture, start_episod
 
 from occusim.environments import FaultSettings
 from occusim.server import FaultSchedule
-from occusim.server._degrade import degrade, explicit_error
+from occusim.server._advertised import advertised_validator
+from occusim.server._degrade import _DEGRADERS, degrade, explicit_error
 
 
 def _windows(schedule: FaultSchedule) -> list[tuple[int, int, str, str]]:
@@ -225,3 +226,67 @@ def test_degradation_choices_are_reproducible():
         for _ in range(5)
     }
     assert len(picks) == 1
+
+
+def test_a_field_inside_a_dropped_one_is_skipped_without_raising():
+    # Without a schema both /units and /units/0/eta_min may go; once /units is gone the other has no parent.
+    observation = {"incident_id": "I1", "units": [{"unit_id": "U1", "eta_min": 4}]}
+    shown, fault = degrade(observation, "drop_fields", output_schema=None, previous=None, rng=random.Random(0))
+    assert fault.label == "drop_fields" and fault.detail == "dropped /units"
+    assert shown == {"incident_id": "I1"}
+    assert observation["units"] == [{"unit_id": "U1", "eta_min": 4}]
+
+
+def test_a_degradation_that_breaks_falls_back_to_the_next(monkeypatch):
+    def broken(*args):
+        raise KeyError("unexpected shape")
+
+    monkeypatch.setitem(_DEGRADERS, "truncate_list", broken)
+    shown, fault = degrade(LISTING, "truncate_list", output_schema=LISTING_SCHEMA, previous=None,
+                           rng=random.Random(0))
+    assert fault.label == "drop_fields" and shown != LISTING
+
+
+DISPATCH_SCHEMA = {
+    "$defs": {"unit": {"type": "object", "required": ["unit_id", "type"],
+                       "properties": {"unit_id": {"type": "string"}, "type": {"type": "string"},
+                                      "eta_min": {"type": "integer"}}}},
+    "type": "object",
+    "allOf": [{"required": ["incident_id"]}],
+    "properties": {
+        "incident_id": {"type": "string"},
+        "note": {"type": "string"},
+        "units": {"type": "array", "items": {"$ref": "#/$defs/unit"}},
+        "caller": {"oneOf": [{"type": "object", "required": ["name"], "properties": {"name": {}, "phone": {}}},
+                             {"type": "string"}]},
+        "extra": {"type": "object"},
+    },
+}
+DISPATCH = {"incident_id": "I1", "note": "n", "units": [{"unit_id": "U1", "type": "ALS", "eta_min": 4}],
+            "caller": {"name": "Ana", "phone": "555"}, "extra": {"free": "form"}}
+
+
+def test_only_fields_optional_at_their_own_level_are_dropped_through_references_and_combinators():
+    advertised = advertised_validator(DISPATCH_SCHEMA)
+    dropped, nulled = set(), set()
+    for seed in range(40):
+        shown, fault = degrade(DISPATCH, "drop_fields", output_schema=DISPATCH_SCHEMA, previous=None,
+                               rng=random.Random(seed))
+        assert fault.label == "drop_fields" and advertised.is_valid(shown)
+        dropped.update(fault.detail.removeprefix("dropped ").split(", "))
+        shown, fault = degrade(DISPATCH, "null_fields", output_schema=DISPATCH_SCHEMA, previous=None,
+                               rng=random.Random(seed))
+        assert fault.label == "null_fields" and advertised.is_valid(shown)
+        nulled.update(fault.detail.removeprefix("nulled ").split(", "))
+    # Required: incident_id (allOf), unit_id and type ($ref), caller name (the oneOf branch that fits);
+    # nothing inside `extra`, whose fields the schema does not describe.
+    assert dropped == {"/note", "/units", "/caller", "/extra", "/units/0/eta_min", "/caller/phone"}
+    assert nulled == {"/note", "/units/0/eta_min", "/caller/phone"}
+
+
+def test_an_answer_the_schema_does_not_describe_loses_no_field():
+    # An error envelope outside the declared schema: no field is known to be optional, a list may still be cut.
+    answer = {"error": {"code": "NOT_FOUND", "message": "no unit U9"}, "units": ["U1", "U2", "U3"]}
+    shown, fault = degrade(answer, "drop_fields", output_schema=DISPATCH_SCHEMA, previous=None,
+                           rng=random.Random(0))
+    assert fault.label == "truncate_list" and shown["error"] == answer["error"]

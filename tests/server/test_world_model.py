@@ -192,8 +192,12 @@ async def test_a_provider_outage_is_recorded_and_the_episode_continues(sqlite_st
     outcome = await episode.step("list_patients", {})
 
     assert outcome.is_error
-    assert outcome.observation["error"]["type"] == "simulator_error"
+    # An outage has its own type, apart from the `simulator_error` of a model that gave no valid answer.
+    assert outcome.observation["error"]["type"] == "simulator_unavailable"
     assert "unreachable" in outcome.observation["error"]["message"]
+    assert outcome.record.error == outcome.observation["error"]["message"]
+    stored = await sqlite_store.load_episode(episode.id)
+    assert stored.steps[0].observation["error"]["type"] == "simulator_unavailable"
     assert len(episode.record.steps) == 1
     assert (await episode.step("list_patients", {})).is_error is False
 

@@ -1,0 +1,99 @@
+"""The output schema advertised to MCP clients: the declared one relaxed to admit error envelopes and the
+results implicit faults (E2) produce."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "anyOf": [{"type": "object"}, {"type": "string"}],
+            "description": "What went wrong: a message, or an object with a type or code and a message.",
+        }
+    },
+    "required": ["error"],
+}
+
+
+def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The scenario's output schema as advertised to clients: the declared result, relaxed, or an error.
+
+    Clients validate structured results against the advertised schema (some even error results), so it
+    admits what the episode really returns: error envelopes `{"error": ...}` (simulated tool errors,
+    explicit faults, invalid arguments), and results degraded by implicit faults (E2), which drop
+    optional fields, null nested fields and truncate lists. Without this the client library, not the
+    agent, would reject such a result and turn an implicit fault into an explicit one. Nullable values are
+    spelled as `anyOf` with a `null` branch, the most portable form.
+    """
+    relaxed = _relaxed(dict(schema), nullable=False)
+    # Definitions stay at the document root, where their "#/$defs/..." references point.
+    definitions = {key: relaxed.pop(key) for key in ("$defs", "definitions") if key in relaxed}
+    return {"type": "object", "anyOf": [relaxed, ERROR_ENVELOPE_SCHEMA], **definitions}
+
+
+# Keyed by id() with the declared schema kept alive beside it, so an id is never reused while cached.
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+
+
+def advertised_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    """A validator of the advertised form of `schema`, built once per declared schema.
+
+    It checks what the MCP client library checks: no format assertions, references within the document.
+    """
+    entry = _VALIDATORS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = (schema, Draft202012Validator(advertised_output_schema(schema)))
+        _VALIDATORS[id(schema)] = entry
+    return entry[1]
+
+
+# Where subschemas sit: values that may be nulled or truncated, and definitions or alternatives whose
+# nullability is decided where they are used.
+_VALUE_MAPS = ("properties", "patternProperties")
+_VALUE_SCHEMAS = ("items", "additionalProperties")
+_DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
+_ALTERNATIVES = ("anyOf", "oneOf", "allOf")
+# Bounds a degraded result may break: a truncated list loses items (and the ones `contains` asked for),
+# dropped optional fields shrink an object.
+_DROPPED_BOUNDS = frozenset({"minItems", "contains", "minContains", "minProperties"})
+
+
+def _relaxed(schema: Any, *, nullable: bool) -> Any:
+    """A copy of `schema` without lower bounds on sizes, whose nested values (when `nullable`, itself too)
+    admit null, and whose `oneOf` is an `anyOf`: once fields are nulled or dropped, a result may fit more
+    than one alternative."""
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    out: dict[str, Any] = {}
+    one_of: list[Any] | None = None
+    for key, value in schema.items():
+        if key in _DROPPED_BOUNDS:
+            continue
+        if key in _VALUE_MAPS + _DEFINITION_MAPS and isinstance(value, dict):
+            out[key] = {name: _relaxed(sub, nullable=key in _VALUE_MAPS) for name, sub in value.items()}
+        elif key in _VALUE_SCHEMAS:
+            out[key] = _relaxed(value, nullable=True)
+        elif key == "prefixItems" and isinstance(value, list):
+            out[key] = [_relaxed(sub, nullable=True) for sub in value]
+        elif key in _ALTERNATIVES and isinstance(value, list):
+            relaxed = [_relaxed(sub, nullable=False) for sub in value]
+            if key == "oneOf":
+                one_of = relaxed
+            else:
+                out[key] = relaxed
+        else:
+            out[key] = copy.deepcopy(value)
+    if one_of is not None:
+        if "anyOf" in out:
+            out["allOf"] = [*out.get("allOf", []), {"anyOf": one_of}]
+        else:
+            out["anyOf"] = one_of
+    kind = out.get("type")
+    admits_null = not out or kind == "null" or (isinstance(kind, list) and "null" in kind)
+    return out if not nullable or admits_null else {"anyOf": [out, {"type": "null"}]}
