@@ -1,4 +1,4 @@
-"""Prompt tokens of a 16-step episode: tracked mode (state + last 6 calls) against history mode (all calls).
+"""Prompt tokens of an episode: tracked mode (state + last 6 calls) against history mode (all calls).
 
 Two workloads: the runtime tests' triage scenario, run as real episodes with a scripted world model that
 records every prompt; and every environment of the OccuBench sample (when present), whose prompts are
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server")
 
 from runtime_kit import TRIAGE, TriageModel, triage_catalog  # noqa: E402
 
-from occusim.environments import StepRecord, load_source  # noqa: E402
+from occusim.environments import StepRecord, apply_json_patch, load_catalog, load_source  # noqa: E402
 from occusim.server import EpisodeService, Store, WorldModel  # noqa: E402
 
 OCCUBENCH = Path(__file__).resolve().parents[2] / "shared" / "occubench"
@@ -75,6 +75,32 @@ def rendered_prompt_tokens(scenario, mode: str, steps: int = STEPS) -> int:
     return total
 
 
+def catalog_prompt_tokens(catalog, task, mode: str, steps: int = STEPS) -> int:
+    """Prompt tokens of `steps` calls replaying a bundled task's reference solution (cycled), golden answers."""
+    import litellm
+
+    scenario = catalog.scenario_of(task)
+    simulator = WorldModel("scripted/none")
+    state = initial = catalog.initial_state(task)
+    history: list[StepRecord] = []
+    total = 0
+    for index in range(steps):
+        step = task.reference_solution[index % len(task.reference_solution)]
+        messages = simulator.messages(scenario, scenario.tool(step.tool), step.arguments, state=state,
+                                      history=history, mode=mode, initial_state=initial)
+        total += litellm.token_counter(model=COUNTING_MODEL, messages=messages)
+        if index < len(task.reference_solution):  # a cycled replay repeats reads; its writes may not apply
+            state = apply_json_patch(state, step.state_patch)
+        history.append(StepRecord(index=index, tool=step.tool, arguments=step.arguments, observation=step.observation))
+    return total
+
+
+def catalog_ratios(steps: int) -> list[float]:
+    catalog = load_catalog()
+    return [catalog_prompt_tokens(catalog, task, "tracked", steps) / catalog_prompt_tokens(catalog, task, "history", steps)
+            for task in catalog.tasks.values() if task.reference_solution]
+
+
 def occubench_ratios(steps: int) -> list[float]:
     if not OCCUBENCH.is_dir():
         return []
@@ -95,6 +121,10 @@ async def main() -> None:
     print(f"  history : total={history:>7}  first call={history_first:>5}  last call={history_last:>5}")
     ratio = tracked / history
     print(f"  tracked / history = {ratio:.0%} (target <= 40%: {'met' if ratio <= 0.40 else 'NOT met'})")
+    for steps in (STEPS, 32):
+        ratios = catalog_ratios(steps)
+        print(f"Bundled catalog, {len(ratios)} tasks replaying their reference solutions, {steps} calls each: "
+              f"tracked / history median={statistics.median(ratios):.0%} min={min(ratios):.0%} max={max(ratios):.0%}")
     for steps in (STEPS, 30):
         ratios = occubench_ratios(steps)
         if ratios:
