@@ -1,8 +1,8 @@
 """Prompt tokens of an episode: tracked mode (state + last 6 calls) against history mode (all calls).
 
-Two workloads: the runtime tests' triage scenario, run as real episodes with a scripted world model that
-records every prompt; and every environment of the OccuBench sample (when present), whose prompts are
-rendered for 16 calls answering each tool's example output. Tokens are counted with litellm's tokenizer
+Three workloads: the runtime tests' triage scenario, run as real episodes with a scripted world model that
+records every prompt; every bundled task, replaying its reference solution with the golden answers; and
+every environment of the OccuBench sample (when present), answering each tool's example output. Tokens are counted with litellm's tokenizer
 on the exact messages. Target: tracked <= 40% of history.
 """
 
