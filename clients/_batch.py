@@ -125,8 +125,9 @@ class BatchRunner:
         self.folder.check_resumable(config)
         self.folder.write_config(config)
         done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}
-        work = [combo for combo in combinations(config, tasks) if combo.key not in done]
-        summary = BatchSummary(self.folder.path, config, [], skipped=len(combinations(config, tasks)) - len(work))
+        every = combinations(config, tasks)
+        work = [combo for combo in every if combo.key not in done]
+        summary = BatchSummary(self.folder.path, config, [], skipped=len(every) - len(work))
         if work:
             if not config.cache:
                 from occusim.llm import set_default_cache

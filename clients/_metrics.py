@@ -99,7 +99,8 @@ def robustness(by_mode: Mapping[str, float | None]) -> Robustness:
                       note=f"min({modes}) / E0 = {worst} {faulted[worst]:.3f} / E0 {clean:.3f}")
 
 
-def _rates(rows: Iterable[ResultRow], key: Callable[[ResultRow], Hashable]) -> dict:
+def rates_by(rows: Iterable[ResultRow], key: Callable[[ResultRow], Hashable]) -> dict:
+    """One Rate per value of `key`, over the given rows (callers pass scored rows only)."""
     table: dict = defaultdict(Rate)
     for row in rows:
         rate = table[key(row)]
@@ -130,7 +131,7 @@ def compute_metrics(rows: Iterable[ResultRow]) -> RunMetrics:
     rows = list(rows)
     scored = [row for row in rows if row.scored]
     failed = [row for row in rows if not row.scored]
-    by_mode = _fault_sorted(_rates(scored, lambda row: row.fault_mode))
+    by_mode = _fault_sorted(rates_by(scored, lambda row: row.fault_mode))
     steps = sum(row.steps for row in scored)
     simulator_errors = sum(row.simulator_errors for row in scored)
     scores = [row.score for row in scored if row.score is not None]
@@ -139,8 +140,8 @@ def compute_metrics(rows: Iterable[ResultRow]) -> RunMetrics:
         scored=len(scored),
         infra_errors=len(failed),
         completion=Rate(passed=sum(int(bool(row.passed)) for row in scored), total=len(scored)),
-        by_category=dict(sorted(_rates(scored, lambda row: row.category).items())),
-        by_difficulty=dict(sorted(_rates(scored, lambda row: row.difficulty).items())),
+        by_category=dict(sorted(rates_by(scored, lambda row: row.category).items())),
+        by_difficulty=dict(sorted(rates_by(scored, lambda row: row.difficulty).items())),
         by_fault_mode=by_mode,
         mean_score=sum(scores) / len(scores) if scores else None,
         robustness=robustness({mode: rate.rate for mode, rate in by_mode.items()}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from ._metrics import FAULT_ORDER, Rate, RunMetrics
+from ._metrics import FAULT_ORDER, RunMetrics, rates_by
 from ._results import ResultRow
 
 _BLUE = "#2f6db3"
@@ -68,15 +68,9 @@ def degradation(metrics: RunMetrics, rows: list[ResultRow]) -> Figure | None:
     positions = list(range(len(modes)))
     categories = sorted({row.category for row in rows if row.scored})
     if len(categories) > 1:
+        cells = rates_by([row for row in rows if row.scored], lambda row: (row.category, row.fault_mode))
         for category in categories:
-            rates = []
-            for mode in modes:
-                rate = Rate()
-                for row in rows:
-                    if row.scored and row.category == category and row.fault_mode == mode:
-                        rate.total += 1
-                        rate.passed += int(bool(row.passed))
-                rates.append(rate.rate)
+            rates = [cells[category, mode].rate if (category, mode) in cells else None for mode in modes]
             axes.plot(positions, [r if r is not None else float("nan") for r in rates], color=_GREY,
                       linewidth=1, alpha=0.7)
     overall = [metrics.by_fault_mode[mode].rate or 0.0 for mode in modes]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import base64
 import html
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from occusim.environments import Usage
 
-from ._metrics import ROLES, Rate, compute_metrics
+from ._metrics import ROLES, Rate, compute_metrics, rates_by
 from ._plots import Figure, figures
 from ._results import ResultRow, RunConfig, load_rows
 
@@ -96,14 +95,10 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
 
 def _task_table(rows: list[ResultRow]) -> Table:
     modes = sorted({row.fault_mode for row in rows})
-    cells: dict[str, dict[str, Rate]] = defaultdict(lambda: defaultdict(Rate))
-    for row in rows:
-        if row.scored:
-            rate = cells[row.task_id][row.fault_mode]
-            rate.total += 1
-            rate.passed += int(bool(row.passed))
-    body = [[task, *(f"{cells[task][m].passed}/{cells[task][m].total}" if cells[task][m].total else "-"
-                     for m in modes)] for task in sorted(cells)]
+    cells: dict[tuple[str, str], Rate] = rates_by([row for row in rows if row.scored],
+                                                  lambda row: (row.task_id, row.fault_mode))
+    body = [[task, *(f"{cells[task, m].passed}/{cells[task, m].total}" if (task, m) in cells else "-"
+                     for m in modes)] for task in sorted({task for task, _ in cells})]
     return Table("Passed trials by task", ["Task", *modes], body)
 
 
@@ -167,20 +162,20 @@ def write_report(run_dir: str | Path, *, format: ReportFormat = "md", out: str |
     Returns the rendered text. Raises RunError when `run_dir` is not a run folder.
     """
     config, rows = load_rows(run_dir)
+    target = Path(out) if out is not None else None
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
     if format == "html":
         text = render_html(build_report(config, rows))
     else:
-        report = build_report(config, rows, with_figures=out is not None)
+        report = build_report(config, rows, with_figures=target is not None)
         images: dict[str, str] = {}
-        if out is not None:
-            target = Path(out)
-            target.parent.mkdir(parents=True, exist_ok=True)
+        if target is not None:
             for figure in report.figures:
                 image = target.with_name(f"{target.stem}_{figure.name}.png")
                 image.write_bytes(figure.png)
                 images[figure.name] = image.name
         text = render_markdown(report, images=images)
-    if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text, encoding="utf-8")
+    if target is not None:
+        target.write_text(text, encoding="utf-8")
     return text

@@ -40,12 +40,12 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="occusim",
         description="Occupational agent benchmarks, served over MCP and simulated by a language world model.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        # Raw text throughout: the command list in the COMMAND help is laid out by hand.
+        formatter_class=argparse.RawTextHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"occusim {_version()}")
     lines = "\n".join(f"  {name:<16} {summary}" for name, (_, summary) in COMMANDS.items())
     parser.add_argument("command", metavar="COMMAND", help=f"one of:\n{lines}", nargs="?")
-    parser.formatter_class = argparse.RawTextHelpFormatter
     return parser
 
 

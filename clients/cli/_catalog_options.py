@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -24,3 +26,11 @@ def load_catalog_from(args: argparse.Namespace):
     from occusim.environments import load_catalog
 
     return load_catalog(args.source, bundled=not getattr(args, "no_bundled", False))
+
+
+def report_catalog_problems(command: str, problems: Sequence[object]) -> int:
+    """Print every problem of the sources on stderr, then what to do; returns the exit status 1."""
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    print(f"occusim {command}: fix these problems (or run `occusim validate`) and retry", file=sys.stderr)
+    return 1

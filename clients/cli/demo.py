@@ -9,7 +9,7 @@ import sys
 import tempfile
 from typing import Any
 
-from ._catalog_options import add_catalog_options, load_catalog_from
+from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
 DEFAULT_TASK = "emergency-dispatcher/chest-pain-delta"
 LOCAL = "local"
@@ -56,9 +56,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", metavar="J", help="the model judging llm rubric items")
     parser.add_argument("--faults", choices=["E0", "E1", "E2", "E3", "prompt"], default="E2",
                         help="fault mode (default E2)")
-    parser.add_argument("--fault-count", type=int, default=2, metavar="N")
-    parser.add_argument("--fault-duration", type=int, default=2, metavar="N")
-    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--fault-count", type=int, default=2, metavar="N", help="how many faults (default 2)")
+    parser.add_argument("--fault-duration", type=int, default=2, metavar="N",
+                        help="consecutive calls each fault lasts (default 2)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="seed of the faults, the agent and the judge (default 0)")
     parser.add_argument("--votes", type=int, default=1, metavar="K", help="judge votes per check (default 1)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
                         help=f"cap on each world-model answer (default {DEFAULT_MAX_TOKENS})")
@@ -104,9 +106,7 @@ async def run(args: argparse.Namespace) -> int:
         err.print(f"occusim demo: {error}")
         return 2
     except ScenarioErrors as error:
-        for problem in error.errors:
-            err.print(str(problem))
-        return 1
+        return report_catalog_problems("demo", error.errors)
     scenario = catalog.scenario_of(task)
     agent_model = args.agent_model or os.environ.get("OCCUSIM_AGENT_MODEL") or os.environ.get("OCCUSIM_MODEL")
     if agent_model is None and not task.reference_solution:

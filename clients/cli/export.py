@@ -25,7 +25,8 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of `occusim run`")
-    parser.add_argument("--format", choices=["openai", "sharegpt"], required=True)
+    parser.add_argument("--format", choices=["openai", "sharegpt"], required=True,
+                        help="openai (chat messages) or sharegpt (conversation turns); see above")
     parser.add_argument("--min-score", type=float, metavar="X", help="only episodes scoring at least X")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
 

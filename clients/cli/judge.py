@@ -55,7 +55,8 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     add_catalog_options(parser)
     parser.add_argument("--judge-model", metavar="M", help="litellm model string of the judge")
     parser.add_argument("--votes", type=int, default=3, metavar="K", help="votes per llm check (default 3)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the check orders and the judge calls")
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help="seed of the check orders and the judge calls (default 0)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
 
 
@@ -88,7 +89,6 @@ def report_failure(command: str, error: Exception) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-
     apply_cache_option(args)
     try:
         catalog = load_catalog_from(args)

@@ -37,7 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-remote", action="store_true", help="bind a non-loopback interface without auth"
     )
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"],
+        help="log detail on stderr (default info)",
+    )
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._catalog_options import add_catalog_options, load_catalog_from
+from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
 DESCRIPTION = """\
 List the scenarios of the bundled catalog and of any --source (id, category, occupation, number of
@@ -42,10 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         catalog = load_catalog_from(args)
     except ScenarioErrors as error:
-        for problem in error.errors:
-            print(problem, file=sys.stderr)
-        print("occusim list: fix these problems (or run `occusim validate`) and retry", file=sys.stderr)
-        return 1
+        return report_catalog_problems("list", error.errors)
     scenarios = [
         s for s in catalog.scenarios.values() if wanted is None or category_slug(s.category) == wanted
     ]

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 
-from ._catalog_options import add_catalog_options
+from ._catalog_options import add_catalog_options, report_catalog_problems
 
 DESCRIPTION = """\
 Run every (task, fault mode, trial) combination as a real MCP episode, concurrently, judge each one, and
@@ -53,9 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--fault-count", type=int, default=2, metavar="N", help="faults per episode (default 2)")
     work.add_argument("--fault-duration", type=int, default=2, metavar="N",
                       help="consecutive calls each fault lasts (default 2)")
-    work.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and fault mode")
+    work.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and fault mode (default 1)")
     work.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; trial t uses S+t (default 0)")
-    work.add_argument("--mode", choices=["tracked", "history"], default="tracked", help="simulation mode")
+    work.add_argument("--mode", choices=["tracked", "history"], default="tracked",
+                      help="simulation mode (default tracked)")
     how = parser.add_argument_group("how to run")
     how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
     how.add_argument("--concurrency", type=int, default=4, metavar="N", help="episodes at once (default 4)")
@@ -68,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--db", metavar="URL", help="episode store (default OUT/episodes.db)")
     how.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
     how.add_argument("--no-progress", action="store_true", help="no progress bar")
-    how.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    how.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
+                     help="log detail on stderr (default warning)")
 
 
 def _modes(text: str) -> list[str]:
@@ -111,9 +113,7 @@ async def run(args: argparse.Namespace) -> int:
         print(f"occusim run: {error}", file=sys.stderr)
         return 2
     except ScenarioErrors as error:
-        for problem in error.errors:
-            print(problem, file=sys.stderr)
-        return 1
+        return report_catalog_problems("run", error.errors)
     metrics = compute_metrics(summary.rows)
     completion = metrics.completion
     rate = "n/a" if completion.rate is None else f"{completion.rate:.1%}"

@@ -9,7 +9,7 @@ import math
 import os
 import sys
 
-from ._catalog_options import add_catalog_options, load_catalog_from
+from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
 DESCRIPTION = """\
 Serve one episode of TASK_ID as an MCP server on stdin/stdout (for MCP clients that launch servers), or,
@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world-model", metavar="M", help="model that simulates the tools")
     parser.add_argument("--judge-model", metavar="J", help="model that judges submitted episodes")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="log detail on stderr (default info)")
     stdio = parser.add_argument_group("stdio episode")
     stdio.add_argument("--faults", choices=["E0", "E1", "E2", "E3", "prompt"],
                        help="E0 clean (default), E1 explicit errors, E2 implicit degradation, E3 mixed, prompt")
@@ -115,7 +116,7 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         catalog = load_catalog_from(args)
         catalog.task(args.task_id)
     except ScenarioErrors as error:
-        return _problems(error.errors)
+        return report_catalog_problems("serve", error.errors)
     except UnknownTaskError as error:
         return _usage(str(error))
     faults = FaultSettings(
@@ -155,7 +156,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _usage(str(error))
     except ScenarioErrors as error:
-        return _problems(error.errors)
+        return report_catalog_problems("serve", error.errors)
     auth = "without auth (loopback only)" if settings.no_auth else f"{len(settings.api_keys)} API key(s)"
     print(f"occusim serve: http://{settings.host}:{settings.port} with {auth}, store {_shown(settings.db)}",
           file=sys.stderr)
@@ -180,9 +181,3 @@ def _usage(message: str) -> int:
     print(f"occusim serve: {message}", file=sys.stderr)
     return 2
 
-
-def _problems(errors: list) -> int:
-    for problem in errors:
-        print(problem, file=sys.stderr)
-    print("occusim serve: fix these problems (or run `occusim validate`) and retry", file=sys.stderr)
-    return 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._catalog_options import add_catalog_options
+
 DESCRIPTION = """\
 Check scenario sources: the file format, every tool's JSON Schemas, the reference solutions (tools,
 arguments, observations, state patches), rubric pointers and tool names, and state descriptions.
@@ -25,13 +27,7 @@ examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="PATH", help="scenario YAML files or folders of them")
-    parser.add_argument(
-        "--source",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="another source: a file, a folder or occubench:DIR (repeatable)",
-    )
+    add_catalog_options(parser, bundled_flag=False)
     parser.add_argument(
         "--with-bundled",
         action="store_true",

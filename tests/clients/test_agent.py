@@ -163,3 +163,11 @@ async def test_connect_refuses_a_token_without_an_http_url(service: EpisodeServi
     with pytest.raises(ValueError, match="http:// or https://"):
         async with connect("ftp://example.org/mcp"):
             pass
+
+
+def test_the_agent_uses_the_tool_and_prompt_names_the_server_publishes():
+    import occusim.server
+    from occusim.clients import _conversation
+
+    assert (_conversation.SUBMIT_TOOL, _conversation.TASK_PROMPT) == (occusim.server.SUBMIT_TOOL,
+                                                                      occusim.server.TASK_PROMPT)
