@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from occusim.environments import format_location
 
+from ._auth import fingerprint
+
 LOOPBACK_NAMES = ("localhost",)
 
 
@@ -125,8 +127,6 @@ class ServiceSettings(BaseModel):
 
 def parse_api_keys(text: str) -> dict[str, str]:
     """`key1,key2` or `alice=key1,bob=key2`; a key without a name gets a tenant name from its fingerprint."""
-    from ._auth import fingerprint
-
     keys: dict[str, str] = {}
     for entry in (part.strip() for part in text.split(",")):
         if not entry:

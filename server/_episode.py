@@ -26,7 +26,7 @@ from ._errors import (
 )
 from ._faults import FaultSchedule, fault_rules
 from ._schemas import violations
-from ._simulator_prompt import simulated_steps
+from ._simulator_prompt import simulated_steps, true_observation
 from ._store import Store, utcnow
 from ._world_model import WorldModel
 
@@ -199,7 +199,7 @@ class Episode:
     def _previous_observation(self, tool: str) -> Any:
         for earlier in reversed(simulated_steps(self.record.steps)):
             if earlier.tool == tool:
-                return earlier.true_observation if earlier.fault is not None else earlier.observation
+                return true_observation(earlier)
         return None
 
     async def _reload(self) -> None:

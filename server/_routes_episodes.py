@@ -36,7 +36,6 @@ MCP = Operation(
     description="Speak MCP here with any client: protocol 2026-07-28 without a session, or the handshake era "
     "with an Mcp-Session-Id. Tools are the scenario's plus submit_result.",
 )
-OPERATIONS = (CREATE, STATUS, SUBMIT, MCP)
 
 
 def episode_routes(hosted: Hosted) -> list[Route]:

@@ -91,7 +91,8 @@ def simulated_steps(steps: Sequence[StepRecord]) -> list[StepRecord]:
     return [s for s in steps if s.error is None and (s.fault is None or s.fault.kind != "explicit")]
 
 
-def _true_observation(step: StepRecord) -> Any:
+def true_observation(step: StepRecord) -> Any:
+    """What the simulator really answered at `step`, before any implicit fault degraded it."""
     return step.true_observation if step.fault is not None else step.observation
 
 
@@ -108,7 +109,7 @@ def tracked_user_message(tool: Tool, arguments: dict[str, Any], state: dict[str,
         verb = "call is" if omitted == 1 else "calls are"
         note = f" ({omitted} earlier {verb} already reflected in the state)" if omitted else ""
         calls = "\n".join(
-            _compact({"tool": s.tool, "arguments": s.arguments, "observation": _true_observation(s)}) for s in recent
+            _compact({"tool": s.tool, "arguments": s.arguments, "observation": true_observation(s)}) for s in recent
         )
         lines.append(f"### Recent calls, oldest first{note}\n{calls}")
     lines.append(f"### Call {call_number}\n" + _compact({"name": tool.name, "arguments": arguments}))
@@ -144,7 +145,7 @@ def history_messages(scenario: Scenario, initial_state: dict[str, Any], tool: st
     messages = [{"role": "system", "content": history_system_prompt(scenario, initial_state, fault_rules)}]
     for step in history:
         messages.append({"role": "user", "content": _action(step.tool, step.arguments)})
-        messages.append({"role": "assistant", "content": json.dumps(_true_observation(step), ensure_ascii=False)})
+        messages.append({"role": "assistant", "content": json.dumps(true_observation(step), ensure_ascii=False)})
     messages.append({"role": "user", "content": _action(tool, arguments)})
     return messages
 

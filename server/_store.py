@@ -220,18 +220,13 @@ class Store:
                     .values(state=dict(state), step_count=step.index + 1, updated_at=now)
                 )
                 if advanced.rowcount != 1:
-                    await self._raise_not_advanced(conn, episode_id, step.index)
+                    status = await _status(conn, episode_id)
+                    if status != "open":
+                        raise EpisodeClosedError(episode_id, status)
+                    raise StepConflictError(episode_id, step.index)
                 await conn.execute(insert(steps).values(**_step_values(episode_id, step, now)))
         except IntegrityError:
             raise StepConflictError(episode_id, step.index) from None
-
-    async def _raise_not_advanced(self, conn: AsyncConnection, episode_id: str, index: int) -> None:
-        row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
-        if row is None:
-            raise EpisodeNotFoundError(episode_id)
-        if row.status != "open":
-            raise EpisodeClosedError(episode_id, row.status)
-        raise StepConflictError(episode_id, index)
 
     async def close_episode(self, episode_id: str, *, status: EpisodeStatus, final_answer: str | None,
                             closed_at: datetime | None = None) -> datetime:
@@ -244,10 +239,7 @@ class Store:
                 .values(status=status, final_answer=final_answer, closed_at=when, updated_at=when)
             )
             if result.rowcount != 1:
-                row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
-                if row is None:
-                    raise EpisodeNotFoundError(episode_id)
-                raise EpisodeClosedError(episode_id, row.status)
+                raise EpisodeClosedError(episode_id, await _status(conn, episode_id))
         return when
 
     async def load_episode(self, episode_id: str) -> EpisodeRecord:
@@ -346,9 +338,7 @@ class Store:
             created_at=now,
         )
         async with self._write() as conn:
-            exists = (await conn.execute(select(episodes.c.id).where(episodes.c.id == episode_id))).first()
-            if exists is None:
-                raise EpisodeNotFoundError(episode_id)
+            await _status(conn, episode_id)  # a typed EpisodeNotFoundError, not the foreign key's IntegrityError
             await conn.execute(insert(judgments).values(**judgment.model_dump()))
             await conn.execute(
                 update(episodes)
@@ -374,6 +364,14 @@ class Store:
             prompt_version=row.prompt_version, score=row.score, passed=row.passed,
             created_at=_aware(row.created_at),
         )
+
+
+async def _status(conn: AsyncConnection, episode_id: str) -> EpisodeStatus:
+    """The episode's stored status; raises EpisodeNotFoundError when there is no such episode."""
+    row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
+    if row is None:
+        raise EpisodeNotFoundError(episode_id)
+    return row.status
 
 
 def _float_or_none(value: Any) -> float | None:
