@@ -12,7 +12,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from occusim.environments import EpisodeRecord, Scenario, Task
+from occusim.environments import EpisodeRecord, Scenario, Task, format_location
 from occusim.llm import ModelConfig
 
 from ._errors import JudgeError, JudgeModelError
@@ -118,7 +118,7 @@ def _invalid(error: ValidationError) -> JSONResponse:
     errors = [
         {
             "loc": list(detail["loc"]),
-            "field": _field(detail["loc"]),
+            "field": format_location(detail["loc"]),
             "message": detail["msg"],
             "type": detail["type"],
         }
@@ -127,10 +127,3 @@ def _invalid(error: ValidationError) -> JSONResponse:
     shown = "; ".join(f"{e['field'] or 'body'}: {e['message']}" for e in errors[:5])
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     return _error(422, f"invalid request body: {shown}{more}", errors)
-
-
-def _field(location: tuple[str | int, ...]) -> str:
-    out = ""
-    for part in location:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out

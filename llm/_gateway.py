@@ -16,7 +16,7 @@ from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
 from ._local import local_endpoint
 from ._retry import RetryPolicy, with_retries
-from ._scripted import mock_tool_calls, run_responder, scripted_responder
+from ._scripted import SCRIPTED_LITELLM_MODEL, mock_tool_calls, run_responder, scripted_responder
 from ._usage import usage_from_response
 
 # Providers whose OpenAI-compatible servers accept response_format json_schema even where litellm's
@@ -110,7 +110,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
         reply = await asyncio.wait_for(
             run_responder(scripted_responder(config.model), messages, request), timeout
         )
-        kwargs.update(model=config.model, custom_llm_provider="openai", mock_response=reply.text)
+        kwargs.update(model=SCRIPTED_LITELLM_MODEL, custom_llm_provider="openai", mock_response=reply.text)
         if reply.tool_calls:
             kwargs["mock_tool_calls"] = mock_tool_calls(reply)
     elif config.is_local:

@@ -8,6 +8,20 @@ import threading
 import warnings
 from types import ModuleType
 
+from ._local import LOCAL_ALIAS
+from ._scripted import SCRIPTED_LITELLM_MODEL
+
+# Scripted and local answers cost nothing. Registering them at zero price lets litellm's own per-call
+# cost bookkeeping hit its price map directly instead of running its fallback model-name search each call.
+_ZERO_PRICE = {
+    "input_cost_per_token": 0.0,
+    "output_cost_per_token": 0.0,
+    "cache_creation_input_token_cost": 0.0,
+    "cache_read_input_token_cost": 0.0,
+    "litellm_provider": "openai",
+    "mode": "chat",
+}
+
 _lock = threading.Lock()
 _module: ModuleType | None = None
 
@@ -24,6 +38,7 @@ def load_litellm() -> ModuleType:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
+            litellm.register_model({SCRIPTED_LITELLM_MODEL: _ZERO_PRICE, LOCAL_ALIAS: _ZERO_PRICE})
             _module = litellm
         return _module
 

@@ -13,6 +13,8 @@ from typing import Any
 from ._errors import LLMError
 
 SCRIPTED_PREFIX = "scripted/"
+# The one model name litellm sees for every scripted call; registered at zero price in _litellm.
+SCRIPTED_LITELLM_MODEL = "occusim-scripted"
 
 Responder = Callable[[list[dict], dict], "ScriptedReply | str | dict | Awaitable[ScriptedReply | str | dict]"]
 
