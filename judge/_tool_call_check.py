@@ -72,21 +72,20 @@ def _evaluate(check: ToolCallCheck, steps: Sequence[Call]) -> tuple[bool, str, l
             f"{check.tool} was called {len(calls)} time(s), none with {short_json(expected)} ({seen})",
             [],
         )
+    first_call = {tool: next((i for i, step in counted if step.tool == tool), None)
+                  for tool in (check.after, check.before) if tool is not None}
     first, _ = matching[0]
-    if check.after is not None:
-        other_calls = [i for i, step in counted if step.tool == check.after]
-        later = [i for i, _ in matching if other_calls and i > other_calls[0]]
-        if later:
-            first = later[0]
+    after_first = first_call.get(check.after) if check.after is not None else None
+    if after_first is not None:
+        first = next((i for i, _ in matching if i > after_first), first)
     evidence = [first]
     reasons = [f"{check.tool} called at step {first}" + (" with matching arguments" if expected else "")]
     for other, must_come_after in ((check.after, False), (check.before, True)):
         if other is None:
             continue
-        other_calls = [i for i, step in counted if step.tool == other]
-        if not other_calls:
+        other_first = first_call[other]
+        if other_first is None:
             return False, f"{reasons[0]}, but {other} was never called", evidence
-        other_first = other_calls[0]
         evidence.append(other_first)
         if must_come_after and other_first < first:
             return (
