@@ -8,7 +8,7 @@ INSPECTOR_VERSION := 2.12.0
 INSPECTOR_DIR := .cache/inspector
 INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
 
-.PHONY: setup demo test lint bench clean inspector
+.PHONY: setup demo test lint typecheck bench clean inspector
 
 setup: $(STAMP)
 
@@ -23,6 +23,9 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 inspector: $(INSPECTOR_STAMP)
 
