@@ -19,7 +19,8 @@ NO_TOOL_LABEL = "[submitted by the agent runner: the model stopped calling tools
 class Agent(Protocol):
     """Anything that can work through one episode over an MCP client."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def run(self, client: Client, *, occupation: str | None = None, seed: int | None = None,
                   max_turns: int | None = None, on_tool_result: OnToolResult | None = None) -> AgentRun: ...

@@ -14,14 +14,14 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 
 from occusim.environments import Catalog, EpisodeRecord, FaultSettings, StepRecord, Task, Usage, load_catalog
-from occusim.judge import JudgeModelError, judge
+from occusim.judge import JudgeModelError, Verdict, judge
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store
 
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
-from ._results import Combination, ResultRow, RunConfig, RunDir, RunError
+from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 
 log = logging.getLogger("occusim.clients")
@@ -246,9 +246,9 @@ class BatchRunner:
             record=record, run=run, verdict=verdict,
         )
 
-    def _row(self, combo: Combination, *, status: str, attempts: int, usage: dict[str, Usage], duration: float,
+    def _row(self, combo: Combination, *, status: RowStatus, attempts: int, usage: dict[str, Usage], duration: float,
              error: str | None = None, record: EpisodeRecord | None = None, run: AgentRun | None = None,
-             verdict: Any = None) -> ResultRow:
+             verdict: Verdict | None = None) -> ResultRow:
         assert self.catalog is not None
         config = self.config
         task = self.catalog.task(combo.task_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
@@ -15,7 +16,7 @@ McpTarget = Server[Any] | StdioServerParameters | Sequence[str] | str
 
 
 def stdio_command(command: Sequence[str], *, env: dict[str, str] | None = None,
-                  cwd: str | os.PathLike[str] | None = None) -> StdioServerParameters:
+                  cwd: str | Path | None = None) -> StdioServerParameters:
     """A stdio server launched as `command`; it inherits this process's environment, updated with `env`.
 
     The whole environment is passed on (not only the SDK's safe default set) so that the server sees the

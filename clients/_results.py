@@ -36,7 +36,7 @@ class RunConfig(BaseModel):
     world_model: str
     judge_model: str
     tasks: str = Field(default="all", description="Task selector: comma-separated globs, scenario ids or categories.")
-    faults: list[FaultMode] = Field(default_factory=lambda: ["E0"])
+    faults: list[FaultMode] = Field(default_factory=lambda: list[FaultMode](["E0"]))
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
     trials: int = Field(default=1, ge=1)

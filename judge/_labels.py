@@ -52,6 +52,9 @@ class LabeledEpisode(BaseModel):
         return self.task.id if self.task is not None else self.task_id or ""
 
 
+LabelLevel = Literal["item", "check", "task"]
+
+
 @dataclass(frozen=True)
 class LabelComparison:
     """The judge's and the expert's verdict on one labelled item, check or whole task."""
@@ -60,7 +63,7 @@ class LabelComparison:
     episode_id: str
     task_id: str
     key: str
-    level: Literal["item", "check", "task"]
+    level: LabelLevel
     deterministic: bool
     judge: bool | None
     expert: bool
@@ -100,8 +103,8 @@ def compare_labels(verdict: Verdict, labeled: LabeledEpisode, line: int = 0) -> 
     """Pair each expert label with the judge's verdict on the same item, check or task."""
     items = {item.id: item for item in verdict.items}
     checks = {check.id: (item, check) for item in verdict.items for check in item.checks}
-    base = {"line": line, "episode_id": labeled.trajectory.id, "task_id": verdict.task_id}
-    out = []
+    out: list[LabelComparison] = []
+    level: LabelLevel
     for key, expert in labeled.labels.items():
         if key in items:
             item = items[key]
@@ -120,7 +123,7 @@ def compare_labels(verdict: Verdict, labeled: LabeledEpisode, line: int = 0) -> 
             )
         out.append(
             LabelComparison(
-                **base,
+                line=line, episode_id=labeled.trajectory.id, task_id=verdict.task_id,
                 key=key,
                 level=level,
                 deterministic=item.deterministic,
@@ -132,7 +135,7 @@ def compare_labels(verdict: Verdict, labeled: LabeledEpisode, line: int = 0) -> 
     if labeled.passed is not None:
         out.append(
             LabelComparison(
-                **base,
+                line=line, episode_id=labeled.trajectory.id, task_id=verdict.task_id,
                 key="(task)",
                 level="task",
                 deterministic=False,

@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(rest)
     try:
         result = module.run(args)
-        if inspect.isawaitable(result):
+        if inspect.iscoroutine(result):
             result = asyncio.run(result)
     except KeyboardInterrupt:
         print("occusim: interrupted", file=sys.stderr)

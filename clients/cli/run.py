@@ -6,8 +6,12 @@ import argparse
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING, cast
 
 from ._catalog_options import add_catalog_options, report_catalog_problems
+
+if TYPE_CHECKING:
+    from occusim.environments import FaultMode
 
 DESCRIPTION = """\
 Run every (task, fault mode, trial) combination as a real MCP episode, concurrently, judge each one, and
@@ -73,12 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="log detail on stderr (default warning)")
 
 
-def _modes(text: str) -> list[str]:
+def _modes(text: str) -> list[FaultMode]:
     modes = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [mode for mode in modes if mode not in FAULT_MODES]
     if unknown or not modes:
         raise ValueError(f"--faults {text!r}: use a comma-separated list of {', '.join(FAULT_MODES)}")
-    return list(dict.fromkeys(modes))
+    return cast("list[FaultMode]", list(dict.fromkeys(modes)))
 
 
 def _resolve(role: str, model: str | None) -> str:

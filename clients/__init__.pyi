@@ -1,0 +1,37 @@
+# The public names of occusim.clients. `__init__.py` loads them lazily from this list, so the command line
+# (which lives in this package) starts fast while type checkers see the real types.
+from ._agent import Agent as Agent
+from ._agent import LLMAgent as LLMAgent
+from ._batch import BatchSummary as BatchSummary
+from ._batch import InfraError as InfraError
+from ._batch import run_batch as run_batch
+from ._conversation import AgentRun as AgentRun
+from ._conversation import McpConversation as McpConversation
+from ._conversation import ToolEvent as ToolEvent
+from ._conversation import system_prompt as system_prompt
+from ._export import ExportMetadata as ExportMetadata
+from ._export import ItemReward as ItemReward
+from ._export import OpenAIExample as OpenAIExample
+from ._export import ShareGPTExample as ShareGPTExample
+from ._export import export_examples as export_examples
+from ._export import export_run as export_run
+from ._mcp_connect import connect as connect
+from ._mcp_connect import stdio_command as stdio_command
+from ._metrics import Rate as Rate
+from ._metrics import Robustness as Robustness
+from ._metrics import RunMetrics as RunMetrics
+from ._metrics import compute_metrics as compute_metrics
+from ._metrics import pass_at_k as pass_at_k
+from ._metrics import pass_hat_k as pass_hat_k
+from ._metrics import robustness as robustness
+from ._replay_agent import REPLAY_AGENT as REPLAY_AGENT
+from ._replay_agent import ReplayAgent as ReplayAgent
+from ._report import build_report as build_report
+from ._report import render_html as render_html
+from ._report import render_markdown as render_markdown
+from ._report import write_report as write_report
+from ._results import ResultRow as ResultRow
+from ._results import RunConfig as RunConfig
+from ._results import RunDir as RunDir
+from ._results import RunError as RunError
+from ._results import load_rows as load_rows
