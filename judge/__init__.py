@@ -6,7 +6,7 @@ from ._judge import MAX_VOTES, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
 from ._prompt import PROMPT_VERSION
 from ._scoring import check_item, score_items
-from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_endpoint, judge_routes
+from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
 from ._state_check import check_state
 from ._tool_call_check import check_tool_call, counts_as_call
 from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
@@ -35,8 +35,7 @@ __all__ = [
     "counts_as_call",
     "judge",
     "judge_app",
-    "judge_endpoint",
-    "judge_routes",
+    "judge_router",
     "read_labels",
     "score_items",
 ]

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from fastapi import APIRouter, FastAPI
+from pydantic import BaseModel, ConfigDict, Field
 
-from occusim.environments import EpisodeRecord, Scenario, Task, format_location
+from occusim.environments import EpisodeRecord, Scenario, Task
 from occusim.llm import ModelConfig
+from occusim.rest import BODY_ERRORS, ApiError, error_responses, rest_app
 
 from ._errors import JudgeError, JudgeModelError
 from ._judge import MAX_VOTES, judge
+from ._verdict import Verdict
 
 JUDGE_PATH = "/v1/judge"
 MAX_BODY_BYTES = 16 * 1024 * 1024
-
-Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 class JudgeRequest(BaseModel):
@@ -37,93 +32,36 @@ class JudgeRequest(BaseModel):
     llm_items: Literal["judge", "skip"] = "judge"
 
 
-class _BodyTooLarge(Exception):
-    pass
+def judge_router(model: ModelConfig | str | None = None, *, votes: int = 3) -> APIRouter:
+    """`POST /v1/judge`, for an app that serves it next to its own routes."""
+    router = APIRouter(tags=["judge"])
 
-
-def judge_endpoint(
-    model: ModelConfig | str | None = None, *, votes: int = 3, max_body_bytes: int = MAX_BODY_BYTES
-) -> Endpoint:
-    """The route handler of `POST /v1/judge`, for an app that mounts it next to its own routes."""
-
-    async def endpoint(request: Request) -> Response:
+    @router.post(
+        JUDGE_PATH, summary="Judge a trajectory against a task (stateless)",
+        responses=error_responses(*BODY_ERRORS, 409, 502),
+        description="409: the task and the trajectory do not fit together (another task's run, a reserved "
+        "rubric item id). 502: the judge model could not be reached; nothing was scored.",
+    )
+    async def judge_trajectory(body: JudgeRequest) -> Verdict:
         try:
-            body = await _read_body(request, max_body_bytes)
-        except _BodyTooLarge:
-            return _error(413, f"the request body is larger than the limit of {max_body_bytes} bytes")
-        except ClientDisconnect:
-            return _error(400, "the client disconnected before sending the whole body")
-        try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            return _error(400, f"the request body is not JSON: {error}")
-        try:
-            parsed = JudgeRequest.model_validate(data)
-        except ValidationError as error:
-            return _invalid(error)
-        try:
-            verdict = await judge(
-                parsed.task,
-                parsed.trajectory,
-                scenario=parsed.scenario,
-                model=model,
-                votes=parsed.votes or votes,
-                seed=parsed.seed,
-                llm_items=parsed.llm_items,
+            return await judge(
+                body.task, body.trajectory, scenario=body.scenario, model=model, votes=body.votes or votes,
+                seed=body.seed, llm_items=body.llm_items,
             )
         except JudgeModelError as error:
-            return _error(502, str(error))
+            raise ApiError(502, "judge_model_unavailable", str(error)) from None
         except JudgeError as error:
-            return _error(422, str(error))
-        return JSONResponse(verdict.model_dump(mode="json"))
+            raise ApiError(409, "unjudgeable", str(error)) from None
 
-    return endpoint
-
-
-def judge_routes(
-    model: ModelConfig | str | None = None, *, votes: int = 3, max_body_bytes: int = MAX_BODY_BYTES
-) -> list[Route]:
-    return [
-        Route(JUDGE_PATH, judge_endpoint(model, votes=votes, max_body_bytes=max_body_bytes), methods=["POST"])
-    ]
+    return router
 
 
 def judge_app(
     model: ModelConfig | str | None = None, *, votes: int = 3, max_body_bytes: int = MAX_BODY_BYTES
-) -> Starlette:
-    """A Starlette app serving only the judging service (what `occusim judge-serve` runs)."""
-    return Starlette(routes=judge_routes(model, votes=votes, max_body_bytes=max_body_bytes))
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise _BodyTooLarge
-    chunks = bytearray()
-    async for chunk in request.stream():
-        chunks.extend(chunk)
-        if len(chunks) > limit:
-            raise _BodyTooLarge
-    return bytes(chunks)
-
-
-def _error(status: int, message: str, errors: list[dict[str, Any]] | None = None) -> JSONResponse:
-    payload: dict[str, Any] = {"error": message}
-    if errors is not None:
-        payload["errors"] = errors
-    return JSONResponse(payload, status_code=status)
-
-
-def _invalid(error: ValidationError) -> JSONResponse:
-    errors = [
-        {
-            "loc": list(detail["loc"]),
-            "field": format_location(detail["loc"]),
-            "message": detail["msg"],
-            "type": detail["type"],
-        }
-        for detail in error.errors(include_url=False, include_context=False, include_input=False)
-    ]
-    shown = "; ".join(f"{e['field'] or 'body'}: {e['message']}" for e in errors[:5])
-    more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-    return _error(422, f"invalid request body: {shown}{more}", errors)
+) -> FastAPI:
+    """The judging service alone (what `occusim judge-serve` runs), with its OpenAPI document."""
+    return rest_app(
+        title="occusim judge", description="Scores a recorded episode against its task's rubric.",
+        routers=[judge_router(model, votes=votes)], max_body_bytes=max_body_bytes,
+        body_limit_setting="--max-body-mb of occusim judge-serve",
+    )

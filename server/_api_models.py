@@ -1,4 +1,5 @@
-"""Request and response bodies of the hosted service; the OpenAPI document is generated from these."""
+"""Request and response bodies of the hosted service; the routes validate with these and the OpenAPI
+document is generated from them (the error body is occusim.rest.ErrorBody)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from occusim.environments import EpisodeStatus, FaultMode, FaultSettings, SimulationMode, StepRecord
 from occusim.judge import Verdict
-
-
-class ErrorBody(BaseModel):
-    """Every error response: the same `error` message field as the judging service's errors."""
-
-    error: str = Field(description="What went wrong and what to do about it.")
-    type: str = Field(description="Machine-readable kind, e.g. not_found, unauthorized, invalid_body.")
-    errors: list[dict] | None = Field(default=None, description="Per-field problems of an invalid body.")
 
 
 class CreateEpisodeRequest(BaseModel):

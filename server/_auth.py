@@ -18,16 +18,6 @@ def fingerprint(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def bearer(authorization: str | None) -> str | None:
-    """The credential of an `Authorization: Bearer <credential>` header, or None."""
-    if not authorization:
-        return None
-    scheme, _, credential = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer" or not credential.strip():
-        return None
-    return credential.strip()
-
-
 class ApiKeys:
     """Tenants by API key. Holds only digests; a lookup compares against every digest in constant time."""
 
@@ -37,12 +27,11 @@ class ApiKeys:
     def __len__(self) -> int:
         return len(self._digests)
 
-    def tenant(self, authorization: str | None) -> str | None:
-        """The tenant whose key is presented in the Authorization header, or None."""
-        credential = bearer(authorization)
-        if credential is None:
+    def tenant(self, key: str | None) -> str | None:
+        """The tenant whose API key this is, or None."""
+        if not key:
             return None
-        presented = hashlib.sha256(credential.encode()).digest()
+        presented = hashlib.sha256(key.encode()).digest()
         found = None
         # No early exit: the time taken does not depend on which key (if any) matched.
         for tenant, digest in self._digests:
@@ -67,8 +56,7 @@ class EpisodeTokens:
         mac = hmac.new(self._key, episode_id.encode(), hashlib.sha256).digest()
         return TOKEN_PREFIX + base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
-    def verify(self, episode_id: str, authorization: str | None) -> bool:
-        credential = bearer(authorization)
-        if credential is None:
+    def verify(self, episode_id: str, token: str | None) -> bool:
+        if not token:
             return False
-        return hmac.compare_digest(credential.encode(), self.issue(episode_id).encode())
+        return hmac.compare_digest(token.encode(), self.issue(episode_id).encode())

@@ -1,4 +1,4 @@
-"""Each episode's MCP streamable-HTTP endpoint at /v1/episodes/{id}/mcp, guarded by the episode's token.
+"""Each episode's MCP streamable-HTTP endpoint at /v1/episodes/{id}/mcp (the route checks the episode's token).
 
 An endpoint (an MCP `Server` plus the SDK's session manager) is built on the first request for an
 episode, in whichever process receives it, and dropped again once idle. The session manager serves
@@ -19,13 +19,13 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ._auth import EpisodeTokens
+from occusim.rest import ApiError
+
 from ._episodes import EpisodeService
 from ._errors import EpisodeError, EpisodeNotFoundError
-from ._http_api import ApiError, error_response, unauthorized
 from ._judging import BackgroundJudging
 from ._mcp_server import build_mcp_server
 
@@ -41,14 +41,13 @@ class _Endpoint:
 
 
 class EpisodeEndpoints:
-    """The ASGI app behind the MCP route: checks the episode token, then hands the request to the episode."""
+    """The live MCP endpoints of this process, one per episode in use."""
 
     def __init__(
-        self, service: EpisodeService, tokens: EpisodeTokens, security: TransportSecuritySettings, *,
+        self, service: EpisodeService, security: TransportSecuritySettings, *,
         judging: BackgroundJudging, max_body_bytes: int, session_idle_seconds: float,
     ) -> None:
         self.service = service
-        self.tokens = tokens
         self.security = security
         self.judging = judging
         self.max_body_bytes = max_body_bytes
@@ -73,22 +72,15 @@ class EpisodeEndpoints:
                     endpoint.stop.set()
                 self._endpoints.clear()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        episode_id = scope["path_params"]["episode_id"]
-        try:
-            if not self.tokens.verify(episode_id, Headers(scope=scope).get("authorization")):
-                raise unauthorized("missing or wrong episode token: send 'Authorization: Bearer <token>' as "
-                                   "returned by POST /v1/episodes")
-            endpoint = await self._endpoint(episode_id)
-        except ApiError as error:
-            await error_response(error)(scope, receive, send)
-            return
+    async def exchange(self, episode_id: str) -> Response:
+        """What the route answers with: the request handed to the episode's endpoint, opened if need be.
+
+        Raises ApiError 404 for an unknown episode, 409 for one that cannot be served.
+        """
+        endpoint = await self._endpoint(episode_id)
+        # Counted from now, not from when the answer starts, so the idle sweep cannot stop it in between.
         endpoint.in_flight += 1
-        try:
-            await endpoint.manager.handle_request(scope, receive, send)
-        finally:
-            endpoint.in_flight -= 1
-            endpoint.last_used = time.monotonic()
+        return _Exchange(endpoint)
 
     async def _endpoint(self, episode_id: str) -> _Endpoint:
         endpoint = self._endpoints.get(episode_id)
@@ -139,3 +131,18 @@ class EpisodeEndpoints:
                 del self._endpoints[episode_id]
                 released.append(episode_id)
         return released
+
+
+class _Exchange(Response):
+    """Not a response of its own: it hands the request to the episode's MCP session manager, which answers."""
+
+    def __init__(self, endpoint: _Endpoint) -> None:
+        super().__init__()
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.endpoint.manager.handle_request(scope, receive, send)
+        finally:
+            self.endpoint.in_flight -= 1
+            self.endpoint.last_used = time.monotonic()

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from starlette.requests import Request
-from starlette.responses import Response
+from fastapi import APIRouter, Depends
 
 from occusim import __version__
+from occusim.rest import error_responses
 
 from ._api_models import Health, ScenarioList, ScenarioSummary, TaskList, TaskSummary
-from ._http_api import ApiRoute, Hosted, Operation, model_response
-
-HEALTH = Operation("GET", "/healthz", "Liveness and what this process serves", Health, auth="none", tag="service")
-TASKS = Operation("GET", "/v1/tasks", "Every task an episode can be created for", TaskList, tag="catalog")
-SCENARIOS = Operation("GET", "/v1/scenarios", "Every scenario, with its tools and tasks", ScenarioList,
-                      tag="catalog")
+from ._http_api import Hosted
 
 
-def catalog_routes(hosted: Hosted) -> list[ApiRoute]:
+def catalog_router(hosted: Hosted) -> APIRouter:
     catalog = hosted.catalog
     tasks = TaskList(tasks=[
         TaskSummary(
@@ -34,16 +29,20 @@ def catalog_routes(hosted: Hosted) -> list[ApiRoute]:
         )
         for scenario in catalog.scenarios.values()
     ])
+    router = APIRouter()
+    with_api_key = {"dependencies": [Depends(hosted.tenant_dependency())], "responses": error_responses(401)}
 
-    async def health(request: Request) -> Response:
-        return model_response(Health(version=__version__, tasks=len(catalog.tasks), open_endpoints=len(hosted.endpoints)))
+    @router.get("/healthz", summary="Liveness and what this process serves", tags=["service"])
+    async def health() -> Health:
+        return Health(version=__version__, tasks=len(catalog.tasks), open_endpoints=len(hosted.endpoints))
 
-    async def list_tasks(request: Request) -> Response:
-        hosted.tenant(request)
-        return model_response(tasks)
+    @router.get("/v1/tasks", summary="Every task an episode can be created for", tags=["catalog"], **with_api_key)
+    async def list_tasks() -> TaskList:
+        return tasks
 
-    async def list_scenarios(request: Request) -> Response:
-        hosted.tenant(request)
-        return model_response(scenarios)
+    @router.get("/v1/scenarios", summary="Every scenario, with its tools and tasks", tags=["catalog"],
+                **with_api_key)
+    async def list_scenarios() -> ScenarioList:
+        return scenarios
 
-    return [ApiRoute(HEALTH, health), ApiRoute(TASKS, list_tasks), ApiRoute(SCENARIOS, list_scenarios)]
+    return router

@@ -6,44 +6,56 @@ one, so ids do not leak.
 
 from __future__ import annotations
 
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Security
+from fastapi.responses import Response
+from fastapi.security import HTTPAuthorizationCredentials
 
 from occusim.environments import EpisodeRecord, UnknownTaskError
 from occusim.judge import Verdict
+from occusim.rest import BODY_ERRORS, ApiError, error_responses, unauthorized
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
-from ._http_api import ApiError, ApiRoute, Hosted, Operation, model_response, read_model
+from ._http_api import EPISODE_TOKEN, Hosted
 
 MCP_PATH = "/v1/episodes/{episode_id}/mcp"
-
-CREATE = Operation(
-    "POST", "/v1/episodes", "Start an episode of a task", CreateEpisodeResponse, CreateEpisodeRequest,
-    status=201, errors=(404,),
-    description="Returns the episode's MCP URL and the bearer token that URL requires.",
-)
-STATUS = Operation("GET", "/v1/episodes/{episode_id}", "An episode's status, steps and verdict", EpisodeView,
-                   errors=(404,))
-SUBMIT = Operation(
-    "POST", "/v1/episodes/{episode_id}/submit", "Submit the final answer and close the episode", EpisodeView,
-    SubmitRequest, errors=(404, 409), description="Judging (when the service has a judge model) runs afterwards.",
-)
-MCP = Operation(
-    "POST", MCP_PATH, "The episode's MCP streamable-HTTP endpoint (also GET and DELETE for legacy sessions)",
-    None, auth="episode_token", errors=(404, 413), tag="mcp",
-    description="Speak MCP here with any client: protocol 2026-07-28 without a session, or the handshake era "
-    "with an Mcp-Session-Id. Tools are the scenario's plus submit_result.",
-)
+_MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The MCP answer: JSON, or an event stream for a legacy GET",
+          "content": {"application/json": {}, "text/event-stream": {}}},
+    202: {"description": "A notification or response from the client, accepted"},
+    400: {"description": "Not a valid MCP message (answered with a JSON-RPC error)"},
+    406: {"description": "The Accept header lacks application/json or text/event-stream"},
+    **error_responses(401, 404, 409, 413),
+}
 
 
-def episode_routes(hosted: Hosted) -> list[Route]:
+def episode_router(hosted: Hosted) -> APIRouter:
     service = hosted.service
+    router = APIRouter(tags=["episodes"])
+    tenant_of = hosted.tenant_dependency()
 
-    async def create(request: Request) -> Response:
-        tenant = hosted.tenant(request)
-        body = await read_model(request, CreateEpisodeRequest)
+    async def owned_record(episode_id: str, tenant: str | None = Depends(tenant_of)) -> EpisodeRecord:
+        """The stored episode if the caller owns it; 404 for a missing episode and for anyone else's alike."""
+        try:
+            record = await service.store.load_episode(episode_id)
+        except EpisodeNotFoundError:
+            record = None
+        if record is None or (hosted.api_keys is not None and record.tenant != tenant):
+            raise ApiError(404, "not_found", f"no episode {episode_id!r} for this API key")
+        return record
+
+    owned = Depends(owned_record)
+
+    @router.post(
+        "/v1/episodes", status_code=201, summary="Start an episode of a task",
+        description="Returns the episode's MCP URL and the bearer token that URL requires.",
+        responses=error_responses(*BODY_ERRORS, 401, 404),
+    )
+    async def create_episode(
+        body: CreateEpisodeRequest, request: Request, tenant: str | None = Depends(tenant_of)
+    ) -> CreateEpisodeResponse:
         try:
             episode = await service.create(
                 body.task_id, world_model=body.world_model or hosted.settings.world_model,
@@ -54,47 +66,45 @@ def episode_routes(hosted: Hosted) -> list[Route]:
         except EpisodeError as error:
             raise ApiError(422, "invalid_episode", str(error)) from None
         base = (hosted.settings.public_url or str(request.base_url)).rstrip("/")
-        created = CreateEpisodeResponse(
+        return CreateEpisodeResponse(
             episode_id=episode.id, task_id=episode.task.id, token=hosted.tokens.issue(episode.id),
             mcp_url=base + MCP_PATH.format(episode_id=episode.id),
         )
-        return model_response(created, status=201)
 
-    async def status(request: Request) -> Response:
-        tenant = hosted.tenant(request)
-        record = await _owned_record(hosted, request.path_params["episode_id"], tenant)
-        return model_response(await _view(hosted, record))
+    @router.get("/v1/episodes/{episode_id}", summary="An episode's status, steps and verdict",
+                responses=error_responses(401, 404))
+    async def episode_status(record: EpisodeRecord = owned) -> EpisodeView:
+        return await _view(hosted, record)
 
-    async def submit(request: Request) -> Response:
-        tenant = hosted.tenant(request)
-        episode_id = request.path_params["episode_id"]
-        await _owned_record(hosted, episode_id, tenant)
-        body = await read_model(request, SubmitRequest)
-        episode = await service.open(episode_id)
+    @router.post(
+        "/v1/episodes/{episode_id}/submit", summary="Submit the final answer and close the episode",
+        description="Judging (when the service has a judge model) runs afterwards.",
+        responses=error_responses(*BODY_ERRORS, 401, 404, 409),
+    )
+    async def submit_episode(body: SubmitRequest, record: EpisodeRecord = owned) -> EpisodeView:
+        episode = await service.open(record.id)
         try:
-            record = await episode.submit(body.answer, run_judge=False)
+            submitted = await episode.submit(body.answer, run_judge=False)
         except EpisodeClosedError as error:
             raise ApiError(409, "episode_closed", str(error)) from None
         hosted.judging.start(episode)
-        return model_response(await _view(hosted, record))
+        return await _view(hosted, submitted)
 
-    return [
-        ApiRoute(CREATE, create),
-        ApiRoute(STATUS, status),
-        ApiRoute(SUBMIT, submit),
-        Route(MCP_PATH, hosted.endpoints, methods=["GET", "POST", "DELETE"]),
-    ]
+    async def mcp(episode_id: str, token: HTTPAuthorizationCredentials | None = Security(EPISODE_TOKEN)) -> Response:
+        if not hosted.tokens.verify(episode_id, token.credentials if token else None):
+            raise unauthorized("missing or wrong episode token: send 'Authorization: Bearer <token>' as returned "
+                               "by POST /v1/episodes")
+        return await hosted.endpoints.exchange(episode_id)
 
-
-async def _owned_record(hosted: Hosted, episode_id: str, tenant: str | None) -> EpisodeRecord:
-    """The stored episode if `tenant` owns it; 404 for a missing episode and for anyone else's alike."""
-    try:
-        record = await hosted.service.store.load_episode(episode_id)
-    except EpisodeNotFoundError:
-        record = None
-    if record is None or (hosted.api_keys is not None and record.tenant != tenant):
-        raise ApiError(404, "not_found", f"no episode {episode_id!r} for this API key")
-    return record
+    for method in ("POST", "GET", "DELETE"):
+        router.add_api_route(
+            MCP_PATH, mcp, methods=[method], operation_id=f"mcp_{method.lower()}", tags=["mcp"],
+            summary=f"The episode's MCP streamable-HTTP endpoint ({method})", responses=_MCP_RESPONSES,
+            description="Speak MCP here with any client: protocol 2026-07-28 without a session, or the handshake "
+            "era with an Mcp-Session-Id (GET opens its event stream, DELETE ends it). Tools are the scenario's "
+            "plus submit_result.",
+        )
+    return router
 
 
 async def _view(hosted: Hosted, record: EpisodeRecord) -> EpisodeView:

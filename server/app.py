@@ -1,7 +1,6 @@
 """The hosted service: the catalog's tasks as MCP episodes over HTTP, the episode API and the judge.
 
-`create_app(settings)` assembles the Starlette app from the route modules; `occusim serve --http` runs
-it with uvicorn.
+`create_app(settings)` assembles the app from the route modules; `occusim serve --http` runs it with uvicorn.
 """
 
 from __future__ import annotations
@@ -11,36 +10,29 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+from fastapi import APIRouter, Depends, FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
 from occusim.environments import Catalog, load_catalog
-from occusim.judge import JUDGE_PATH, JudgeRequest, Verdict, judge_endpoint
+from occusim.judge import judge_router
+from occusim.rest import error_responses, rest_app
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ServiceSettings
 from ._episodes import EpisodeService
-from ._http_api import ApiError, ApiRoute, Hosted, Operation, handle_api_error
-from ._http_guards import RequestGuards
+from ._http_api import Hosted
+from ._http_guards import HostGuard
 from ._judging import BackgroundJudging, judge_hook
 from ._mcp_http import EpisodeEndpoints
-from ._openapi import openapi_document
-from ._routes_catalog import catalog_routes
-from ._routes_episodes import MCP, episode_routes
+from ._routes_catalog import catalog_router
+from ._routes_episodes import episode_router
 from ._store import Store
 
 log = logging.getLogger("occusim.server")
 
-OPENAPI_PATH = "/openapi.json"
-JUDGE = Operation("POST", JUDGE_PATH, "Judge a trajectory against a task (stateless)", Verdict, JudgeRequest,
-                  errors=(502,), tag="judge")
 
-
-def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None) -> Starlette:
+def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None) -> FastAPI:
     """Build the service. Raises ConfigError for unsafe settings (auth off beyond loopback, no keys).
 
     `catalog` defaults to the bundled catalog plus `settings.sources`; `store` to `Store(settings.db)`,
@@ -57,27 +49,21 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         allowed_origins=settings.trusted_origins(),
     )
     judging = BackgroundJudging()
-    tokens = EpisodeTokens(settings.token_key())
     endpoints = EpisodeEndpoints(
-        service, tokens, security, judging=judging, max_body_bytes=settings.max_body_bytes,
+        service, security, judging=judging, max_body_bytes=settings.max_body_bytes,
         session_idle_seconds=settings.episode_idle_seconds,
     )
     hosted = Hosted(
         settings=settings, catalog=catalog, service=service,
         api_keys=None if settings.no_auth else ApiKeys(settings.api_keys),
-        tokens=tokens, judging=judging, endpoints=endpoints,
+        tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints,
     )
-    routes: list[BaseRoute] = [*catalog_routes(hosted), *episode_routes(hosted), _judge_route(hosted)]
-    operations = [route.operation for route in routes if isinstance(route, ApiRoute)] + [MCP]
-    document = openapi_document(sorted(operations, key=lambda op: (op.tag, op.path)))
-
-    async def openapi(request: Request) -> Response:
-        return JSONResponse(document)
-
-    routes.append(Route(OPENAPI_PATH, openapi, methods=["GET"]))
+    # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
+    judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
+    judge.include_router(judge_router(settings.judge_model))
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await store.init()
         try:
             async with endpoints.running(), anyio.create_task_group() as background:
@@ -89,22 +75,12 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
             if owns_store:
                 await store.close()
 
-    return Starlette(
-        routes=routes,
-        lifespan=lifespan,
-        exception_handlers={ApiError: handle_api_error},
-        middleware=[Middleware(RequestGuards, security=security, max_body_bytes=settings.max_body_bytes)],
+    return rest_app(
+        title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
+        routers=[catalog_router(hosted), episode_router(hosted), judge],
+        max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
+        middleware=[Middleware(HostGuard, security=security)], lifespan=lifespan,
     )
-
-
-def _judge_route(hosted: Hosted) -> ApiRoute:
-    judged = judge_endpoint(hosted.settings.judge_model, max_body_bytes=hosted.settings.max_body_bytes)
-
-    async def endpoint(request: Request) -> Response:
-        hosted.tenant(request)
-        return await judged(request)
-
-    return ApiRoute(JUDGE, endpoint)
 
 
 async def _expire_idle(hosted: Hosted) -> None:

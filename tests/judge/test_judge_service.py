@@ -7,7 +7,7 @@ import json
 import httpx
 from scripted_judges import ScriptedJudge, passes
 
-from occusim.judge import JUDGE_PATH, Verdict, judge_app
+from occusim.judge import JUDGE_PATH, JudgeRequest, Verdict, judge_app
 
 
 def client(app) -> httpx.AsyncClient:
@@ -45,7 +45,7 @@ async def test_non_json_body_is_400(task, record) -> None:
         response = await http.post(
             JUDGE_PATH, content=b"{task: nope", headers={"content-type": "application/json"}
         )
-    assert response.status_code == 400
+    assert response.status_code == 400 and response.json()["type"] == "invalid_json"
     assert response.json()["error"].startswith("the request body is not JSON")
 
 
@@ -56,8 +56,8 @@ async def test_missing_and_invalid_fields_are_422_with_field_errors(task, record
         broken["task"]["rubric"]["items"][0]["weight"] = -1
         invalid = await http.post(JUDGE_PATH, json=broken)
         not_object = await http.post(JUDGE_PATH, json=[1, 2])
-    assert missing.status_code == 422
-    assert missing.json()["errors"][0]["field"] == "trajectory"
+    assert missing.status_code == 422 and missing.json()["type"] == "invalid_body"
+    assert missing.json()["errors"] == [{"field": "trajectory", "message": "Field required", "type": "missing"}]
     assert missing.json()["error"] == "invalid request body: trajectory: Field required"
     fields = {error["field"] for error in invalid.json()["errors"]}
     assert invalid.status_code == 422 and "votes" in fields
@@ -65,13 +65,13 @@ async def test_missing_and_invalid_fields_are_422_with_field_errors(task, record
     assert not_object.status_code == 422
 
 
-async def test_trajectory_of_another_task_is_422(task, record) -> None:
+async def test_trajectory_of_another_task_is_409(task, record) -> None:
+    # A conflict between two valid parts, not an invalid body: the body matches the document.
     record.task_id = "customs-desk/another"
     async with client(judge_app()) as http:
         response = await http.post(JUDGE_PATH, json=body(task, record, llm_items="skip"))
-    assert (
-        response.status_code == 422 and "is a run of task 'customs-desk/another'" in response.json()["error"]
-    )
+    assert response.status_code == 409 and response.json()["type"] == "unjudgeable"
+    assert "is a run of task 'customs-desk/another'" in response.json()["error"]
 
 
 async def test_oversize_body_is_413(task, record) -> None:
@@ -85,7 +85,7 @@ async def test_oversize_body_is_413(task, record) -> None:
 
         streamed = await http.post(JUDGE_PATH, content=chunked())  # no Content-Length to trust
     assert response.status_code == 413 and "larger than the limit" in response.json()["error"]
-    assert streamed.status_code == 413
+    assert streamed.status_code == 413 and streamed.json()["type"] == "body_too_large"
 
 
 async def test_judge_model_outage_is_502(task, record, monkeypatch) -> None:
@@ -97,9 +97,34 @@ async def test_judge_model_outage_is_502(task, record, monkeypatch) -> None:
     async with client(judge_app(model=model.model)) as http:
         response = await http.post(JUDGE_PATH, json=body(task, record, votes=1))
     assert response.status_code == 502 and "failed on task" in response.json()["error"]
+    assert response.json()["type"] == "judge_model_unavailable"
 
 
 async def test_only_post_is_served() -> None:
     async with client(judge_app()) as http:
         response = await http.get(JUDGE_PATH)
-    assert response.status_code == 405
+        unknown = await http.post("/v1/judges", json={})
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert response.json() == {"error": "GET /v1/judge is not allowed; this path takes POST",
+                               "type": "method_not_allowed"}
+    assert unknown.status_code == 404 and unknown.json()["type"] == "not_found"
+
+
+async def test_json_sent_as_another_media_type_is_415(task, record) -> None:
+    async with client(judge_app()) as http:
+        response = await http.post(JUDGE_PATH, content=json.dumps(body(task, record)),
+                                   headers={"content-type": "text/plain"})
+    assert response.status_code == 415 and "Content-Type: application/json" in response.json()["error"]
+
+
+async def test_the_document_is_generated_from_the_request_model() -> None:
+    async with client(judge_app()) as http:
+        document = (await http.get("/openapi.json")).json()
+    operation = document["paths"][JUDGE_PATH]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/JudgeRequest"}
+    assert document["components"]["schemas"]["JudgeRequest"]["properties"].keys() == JudgeRequest.model_fields.keys()
+    errors = {status: response["content"]["application/json"]["schema"]["$ref"]
+              for status, response in operation["responses"].items() if status != "200"}
+    assert set(errors) == {"400", "409", "413", "415", "422", "502"}
+    assert set(errors.values()) == {"#/components/schemas/ErrorBody"}

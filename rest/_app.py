@@ -1,0 +1,55 @@
+"""Assembling a service: a FastAPI app with the shared error handling, body limit and documented errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from starlette.middleware import Middleware
+from starlette.types import Lifespan
+
+from occusim import __version__
+
+from ._body_limit import BodyLimit
+from ._errors import ErrorBody
+from ._handlers import EXCEPTION_HANDLERS
+
+_ERROR_TEXT = {
+    400: "The body is not JSON", 401: "Missing or wrong credentials", 404: "Not found", 409: "Conflict",
+    413: "Body too large", 415: "The body is not sent as application/json", 422: "Invalid request",
+    502: "A model could not be reached",
+}
+BODY_ERRORS = (400, 413, 415, 422)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The `responses` of an operation for these error statuses, all documented as ErrorBody."""
+    return {
+        status: {"model": ErrorBody, "description": _ERROR_TEXT.get(status, "Error")} for status in sorted(statuses)
+    }
+
+
+def rest_app(
+    *, title: str, description: str, routers: Sequence[APIRouter], max_body_bytes: int, body_limit_setting: str,
+    middleware: Sequence[Middleware] = (), lifespan: Lifespan[Any] | None = None,
+) -> FastAPI:
+    """A FastAPI app whose every error is an ErrorBody and whose OpenAPI document is at /openapi.json.
+
+    `middleware` runs outside the body limit (a Host check, say); `body_limit_setting` names the setting
+    that raises the limit, for the 413 message.
+    """
+    app = FastAPI(
+        title=title, description=description, version=__version__, lifespan=lifespan,
+        docs_url=None, redoc_url=None,
+        # One schema per model, the one requests are validated with, as the models are shared both ways.
+        separate_input_output_schemas=False,
+        generate_unique_id_function=lambda route: route.name,
+        # A body without Content-Type is read as JSON, as curl-like clients send it.
+        strict_content_type=False,
+        exception_handlers=dict(EXCEPTION_HANDLERS),
+        middleware=[*middleware, Middleware(BodyLimit, max_body_bytes=max_body_bytes, setting=body_limit_setting)],
+    )
+    for router in routers:
+        app.include_router(router)
+    return app
