@@ -9,14 +9,27 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mcp import Client
+from pydantic import ValidationError
 
 from occusim.environments import Catalog, FaultSettings, SimulationMode, Task
-from occusim.server import EpisodeService, ServiceSettings, Store, build_mcp_server, create_app
+from occusim.rest import ErrorBody
+from occusim.server import (
+    CreateEpisodeRequest,
+    CreateEpisodeResponse,
+    EpisodeService,
+    ServiceSettings,
+    Store,
+    build_mcp_server,
+    create_app,
+)
 
 from ._mcp_connect import connect, stdio_command
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class EpisodeTransport(Protocol):
@@ -142,14 +155,13 @@ class HttpTransport:
     async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
         if self._http is None:
             raise RuntimeError("HttpTransport.start() was not awaited")
-        response = await self._http.post("/v1/episodes", json={
-            "task_id": task.id, "world_model": self.world_model, "faults": faults.mode,
-            "fault_count": faults.count, "fault_duration": faults.duration, "seed": faults.seed, "mode": self.mode,
-        })
-        response.raise_for_status()
-        created = response.json()
-        async with connect(created["mcp_url"], token=created["token"], read_timeout_seconds=self.read_timeout) as client:
-            yield client, created["episode_id"]
+        request = CreateEpisodeRequest(
+            task_id=task.id, world_model=self.world_model, faults=faults.mode, fault_count=faults.count,
+            fault_duration=faults.duration, seed=faults.seed, mode=self.mode,
+        )
+        created = _created(await self._http.post("/v1/episodes", json=request.model_dump(mode="json")))
+        async with connect(created.mcp_url, token=created.token, read_timeout_seconds=self.read_timeout) as client:
+            yield client, created.episode_id
 
     async def close(self) -> None:
         if self._http is not None:
@@ -157,6 +169,21 @@ class HttpTransport:
         if self._server is not None and self._serving is not None:
             self._server.should_exit = True
             await self._serving
+
+
+def _created(response: httpx.Response) -> CreateEpisodeResponse:
+    """The created episode, or the service's ErrorBody raised as an HTTP error (which a batch retries)."""
+    import httpx
+
+    if response.is_success:
+        return CreateEpisodeResponse.model_validate_json(response.content)
+    try:
+        problem = ErrorBody.model_validate_json(response.content)
+        shown = f"{problem.type}: {problem.error}"
+    except ValidationError:
+        shown = response.text[:200]
+    raise httpx.HTTPStatusError(f"POST /v1/episodes answered {response.status_code}: {shown}",
+                                request=response.request, response=response)
 
 
 def _embedded_server(base: type) -> type:

@@ -41,7 +41,15 @@ class ToolCallCheck(_Strict):
     after: str | None = Field(default=None, description="A tool that must be called before this call.")
 
 
+def _kind_required(schema: dict[str, Any]) -> None:
+    # Python code may leave `kind` to its default, but a document must name it: the union is told apart by it.
+    if "kind" not in schema.setdefault("required", []):
+        schema["required"].append("kind")
+
+
 class _ItemBase(_Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_kind_required)
+
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     description: str
     weight: float = Field(default=1.0, gt=0)

@@ -24,8 +24,17 @@ class ReferenceStep(BaseModel):
     )
 
 
+# The rule of `_something_to_judge`, stated in the JSON Schema too so the documents cannot accept what it refuses.
+_SOMETHING_TO_JUDGE = {
+    "anyOf": [
+        {"required": ["rubric"], "properties": {"rubric": {"required": ["items"], "properties": {"items": {"minItems": 1}}}}},
+        {"required": ["verification_plan"], "properties": {"verification_plan": {"type": "string", "minLength": 1}}},
+    ]
+}
+
+
 class Task(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_SOMETHING_TO_JUDGE)
 
     id: str = Field(pattern=TASK_ID)
     scenario: str | None = Field(default=None, description="Scenario id; implied by the file that holds the task.")

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route
 
 from occusim.environments import format_location
 
@@ -32,6 +33,8 @@ async def _http_error(request: Request, error: Exception) -> Response:
     """The framework's own errors (no route, method not allowed, ...) in the same shape as ours."""
     assert isinstance(error, HTTPException)
     status = http.HTTPStatus(error.status_code)
+    if error.status_code == 405:
+        error.headers = {**(error.headers or {}), "Allow": _allowed_methods(request)}
     message = error.detail if error.detail != status.phrase else _framework_message(request, error)
     kind = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}.get(
         error.status_code, status.phrase.lower().replace(" ", "_").replace("-", "_"))
@@ -46,6 +49,15 @@ def _framework_message(request: Request, error: HTTPException) -> str:
         allowed = (error.headers or {}).get("Allow", "")
         return f"{where} is not allowed; this path takes {allowed or 'no method'}"
     return f"{where}: {http.HTTPStatus(error.status_code).phrase}"
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route takes on this path; Starlette's 405 names only the first route's."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
+            methods |= route.methods
+    return ", ".join(sorted(methods))
 
 
 async def _invalid_request(request: Request, error: Exception) -> Response:

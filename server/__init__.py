@@ -1,5 +1,6 @@
 """The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app."""
 
+from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -29,6 +30,8 @@ __all__ = [
     "TASK_RESOURCE",
     "BackgroundJudging",
     "ConfigError",
+    "CreateEpisodeRequest",
+    "CreateEpisodeResponse",
     "ServiceSettings",
     "build_mcp_server",
     "create_app",
@@ -43,6 +46,7 @@ __all__ = [
     "EpisodeExistsError",
     "EpisodeNotFoundError",
     "EpisodeService",
+    "EpisodeView",
     "EpisodeSummary",
     "FaultSchedule",
     "InvalidArgumentsError",
@@ -55,6 +59,7 @@ __all__ = [
     "StepConflictError",
     "StepLimitError",
     "StepOutcome",
+    "SubmitRequest",
     "Store",
     "UnknownToolError",
     "WorldModel",

@@ -18,11 +18,13 @@ from ._judging import BackgroundJudging
 from ._mcp_http import EpisodeEndpoints
 
 # Parsing only (auto_error off): the routes answer a missing or wrong credential with their own 401.
-API_KEY = HTTPBearer(scheme_name="apiKey", description="A tenant API key.", auto_error=False)
-EPISODE_TOKEN = HTTPBearer(
+_API_KEY = HTTPBearer(scheme_name="apiKey", description="A tenant API key.", auto_error=False)
+_EPISODE_TOKEN = HTTPBearer(
     scheme_name="episodeToken", description="The token returned with the episode (POST /v1/episodes).",
     auto_error=False,
 )
+API_KEY_CREDENTIALS = Security(_API_KEY)
+EPISODE_TOKEN_CREDENTIALS = Security(_EPISODE_TOKEN)
 
 
 @dataclass
@@ -40,7 +42,7 @@ class Hosted:
     def tenant_dependency(self) -> Callable[..., Awaitable[str | None]]:
         """A dependency giving the caller's tenant from its API key; None when the service runs without auth."""
 
-        async def tenant(credentials: HTTPAuthorizationCredentials | None = Security(API_KEY)) -> str | None:
+        async def tenant(credentials: HTTPAuthorizationCredentials | None = API_KEY_CREDENTIALS) -> str | None:
             if self.api_keys is None:
                 return None
             found = self.api_keys.tenant(credentials.credentials if credentials else None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Security
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials
 
@@ -18,7 +18,7 @@ from occusim.rest import BODY_ERRORS, ApiError, error_responses, unauthorized
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
-from ._http_api import EPISODE_TOKEN, Hosted
+from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted
 
 MCP_PATH = "/v1/episodes/{episode_id}/mcp"
 _MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -90,7 +90,7 @@ def episode_router(hosted: Hosted) -> APIRouter:
         hosted.judging.start(episode)
         return await _view(hosted, submitted)
 
-    async def mcp(episode_id: str, token: HTTPAuthorizationCredentials | None = Security(EPISODE_TOKEN)) -> Response:
+    async def mcp(episode_id: str, token: HTTPAuthorizationCredentials | None = EPISODE_TOKEN_CREDENTIALS) -> Response:
         if not hosted.tokens.verify(episode_id, token.credentials if token else None):
             raise unauthorized("missing or wrong episode token: send 'Authorization: Bearer <token>' as returned "
                                "by POST /v1/episodes")
