@@ -30,6 +30,7 @@ from ._mcp_connect import connect, stdio_command
 
 if TYPE_CHECKING:
     import httpx
+    import uvicorn
 
 
 class EpisodeTransport(Protocol):
@@ -122,9 +123,9 @@ class HttpTransport:
         self.read_timeout = read_timeout
         self.base_url = ""
         self._api_key = secrets.token_urlsafe(24)
-        self._server = None
+        self._server: uvicorn.Server | None = None
         self._serving: asyncio.Task[None] | None = None
-        self._http = None
+        self._http: httpx.AsyncClient | None = None
 
     async def start(self) -> HttpTransport:
         import httpx
@@ -187,7 +188,7 @@ def _created(response: httpx.Response) -> CreateEpisodeResponse:
 
 
 def _embedded_server(base: type) -> type:
-    class EmbeddedServer(base):  # type: ignore[misc, valid-type]
+    class EmbeddedServer(base):
         """uvicorn inside another program: the program, not the server, owns Ctrl-C."""
 
         @contextlib.contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from ._rubric import Rubric
 
@@ -25,7 +26,7 @@ class ReferenceStep(BaseModel):
 
 
 # The rule of `_something_to_judge`, stated in the JSON Schema too so the documents cannot accept what it refuses.
-_SOMETHING_TO_JUDGE = {
+_SOMETHING_TO_JUDGE: JsonDict = {
     "anyOf": [
         {"required": ["rubric"], "properties": {"rubric": {"required": ["items"], "properties": {"items": {"minItems": 1}}}}},
         {"required": ["verification_plan"], "properties": {"verification_plan": {"type": "string", "minLength": 1}}},

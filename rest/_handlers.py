@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import http
 import json
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Match, Route
+from starlette.routing import Match
 
 from occusim.environments import format_location
 
 from ._errors import ApiError, FieldError
 
 _SHOWN_FIELD_ERRORS = 5
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 def error_response(error: ApiError) -> JSONResponse:
@@ -38,7 +40,7 @@ async def _http_error(request: Request, error: Exception) -> Response:
     message = error.detail if error.detail != status.phrase else _framework_message(request, error)
     kind = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}.get(
         error.status_code, status.phrase.lower().replace(" ", "_").replace("-", "_"))
-    return error_response(ApiError(error.status_code, kind, message, headers=error.headers))
+    return error_response(ApiError(error.status_code, kind, message, headers=dict(error.headers or {})))
 
 
 def _framework_message(request: Request, error: HTTPException) -> str:
@@ -53,11 +55,12 @@ def _framework_message(request: Request, error: HTTPException) -> str:
 
 def _allowed_methods(request: Request) -> str:
     """Every method some route takes on this path; Starlette's 405 names only the first route's."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
-            methods |= route.methods
-    return ", ".join(sorted(methods))
+    routes = request.app.router.routes
+    allowed = [
+        method for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
+    ]
+    return ", ".join(allowed)
 
 
 async def _invalid_request(request: Request, error: Exception) -> Response:
@@ -95,7 +98,7 @@ def _field(location: tuple[Any, ...]) -> str:
     return format_location(location[1:] if location[:1] == ("body",) else location)
 
 
-EXCEPTION_HANDLERS = {
+EXCEPTION_HANDLERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
     ApiError: _api_error,
     HTTPException: _http_error,
     RequestValidationError: _invalid_request,

@@ -30,18 +30,19 @@ def catalog_router(hosted: Hosted) -> APIRouter:
         for scenario in catalog.scenarios.values()
     ])
     router = APIRouter()
-    with_api_key = {"dependencies": [Depends(hosted.tenant_dependency())], "responses": error_responses(401)}
+    with_api_key = [Depends(hosted.tenant_dependency())]
 
     @router.get("/healthz", summary="Liveness and what this process serves", tags=["service"])
     async def health() -> Health:
         return Health(version=__version__, tasks=len(catalog.tasks), open_endpoints=len(hosted.endpoints))
 
-    @router.get("/v1/tasks", summary="Every task an episode can be created for", tags=["catalog"], **with_api_key)
+    @router.get("/v1/tasks", summary="Every task an episode can be created for", tags=["catalog"],
+                dependencies=with_api_key, responses=error_responses(401))
     async def list_tasks() -> TaskList:
         return tasks
 
     @router.get("/v1/scenarios", summary="Every scenario, with its tools and tasks", tags=["catalog"],
-                **with_api_key)
+                dependencies=with_api_key, responses=error_responses(401))
     async def list_scenarios() -> ScenarioList:
         return scenarios
 

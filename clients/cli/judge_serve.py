@@ -8,7 +8,9 @@ import sys
 DESCRIPTION = """\
 Serve POST /v1/judge with uvicorn: the body {task, scenario?, trajectory, votes?, seed?, llm_items?}
 (Task, Scenario and EpisodeRecord JSON) is answered with the Verdict JSON. Malformed bodies get 400
-(not JSON), 422 (field errors listed) or 413 (over --max-body-mb); a judge model outage gets 502.
+(not JSON), 415 (JSON under another Content-Type), 422 (field errors listed) or 413 (over --max-body-mb);
+a trajectory of another task gets 409, a judge model outage 502. Every error is {"error", "type",
+"errors"?}. The OpenAPI document is at /openapi.json.
 
 The service has no authentication: it binds to loopback only, unless --allow-remote is given (then put
 it behind a proxy that authenticates, or use the hosted `occusim serve --http`, which mounts the same

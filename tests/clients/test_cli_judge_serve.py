@@ -83,6 +83,13 @@ def test_malformed_bodies_get_clear_4xx(service: str, task: dict) -> None:
         service + "/v1/judge", json={"task": task, "trajectory": TRAJECTORY, "pad": "x" * 20000}
     )
     assert huge.status_code == 413 and "larger than the limit of 10485 bytes" in huge.json()["error"]
+    assert [r.json()["type"] for r in (not_json, invalid, huge)] == ["invalid_json", "invalid_body", "body_too_large"]
+
+
+def test_serves_its_openapi_document(service: str) -> None:
+    document = httpx.get(service + "/openapi.json", timeout=30).json()
+    assert list(document["paths"]) == ["/v1/judge"]
+    assert {"JudgeRequest", "Verdict", "ErrorBody"} <= document["components"]["schemas"].keys()
 
 
 def test_refuses_a_remote_bind_without_auth(capsys) -> None:
