@@ -17,53 +17,18 @@ from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import event, func, insert, select, update
-from sqlalchemy.engine import Row, make_url
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from occusim.environments import (
-    EpisodeRecord,
-    EpisodeStatus,
-    FaultSettings,
-    InjectedFault,
-    SimulationMode,
-    StepRecord,
-    Usage,
-)
+from occusim.environments import EpisodeRecord, EpisodeStatus, StepRecord
 
 from ._errors import EpisodeClosedError, EpisodeExistsError, EpisodeNotFoundError, StepConflictError
-from ._tables import episodes, judgments, metadata, steps
+from ._store_records import EpisodeSummary, Judgment
+from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, metadata, steps
 
 DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
-
-
-class EpisodeSummary(BaseModel):
-    """One row of `Store.list_episodes`: an episode without its steps."""
-
-    id: str
-    task_id: str
-    scenario_id: str
-    status: EpisodeStatus
-    world_model: str
-    mode: SimulationMode
-    tenant: str | None = None
-    step_count: int = 0
-    created_at: datetime
-    updated_at: datetime
-    closed_at: datetime | None = None
-
-
-class Judgment(BaseModel):
-    """A stored verdict (the judge's JSON as it was saved) with the model and prompt version that made it."""
-
-    episode_id: str
-    verdict: dict[str, Any]
-    judge_model: str | None = None
-    prompt_version: str | None = None
-    score: float | None = None
-    passed: bool | None = None
-    created_at: datetime
 
 
 def normalize_url(url: str | os.PathLike[str]) -> str:
@@ -81,13 +46,6 @@ def normalize_url(url: str | os.PathLike[str]) -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    # SQLite hands back naive datetimes; everything the store writes is UTC.
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -180,23 +138,7 @@ class Store:
     async def create_episode(self, record: EpisodeRecord) -> None:
         """Insert a new open episode; raises EpisodeExistsError when the id is taken."""
         now = record.created_at or utcnow()
-        values = {
-            "id": record.id,
-            "task_id": record.task_id,
-            "scenario_id": record.scenario_id,
-            "status": record.status,
-            "world_model": record.world_model,
-            "mode": record.mode,
-            "faults": record.faults.model_dump(mode="json"),
-            "initial_state": record.initial_state,
-            "state": record.state,
-            "step_count": len(record.steps),
-            "final_answer": record.final_answer,
-            "tenant": record.tenant,
-            "created_at": now,
-            "updated_at": now,
-            "closed_at": record.closed_at,
-        }
+        values = EPISODES.to_row(record) | {"created_at": now, "updated_at": now, "step_count": len(record.steps)}
         try:
             async with self._write() as conn:
                 await conn.execute(insert(episodes).values(**values))
@@ -224,7 +166,9 @@ class Store:
                     if status != "open":
                         raise EpisodeClosedError(episode_id, status)
                     raise StepConflictError(episode_id, step.index)
-                await conn.execute(insert(steps).values(**_step_values(episode_id, step, now)))
+                await conn.execute(
+                    insert(steps).values(STEPS.to_row(step) | {"episode_id": episode_id, "created_at": now})
+                )
         except IntegrityError:
             raise StepConflictError(episode_id, step.index) from None
 
@@ -253,21 +197,8 @@ class Store:
                     select(steps).where(steps.c.episode_id == episode_id).order_by(steps.c.step_index)
                 )
             ).all()
-        return EpisodeRecord(
-            id=row.id,
-            task_id=row.task_id,
-            scenario_id=row.scenario_id,
-            status=row.status,
-            world_model=row.world_model,
-            mode=row.mode,
-            faults=FaultSettings.model_validate(row.faults),
-            initial_state=row.initial_state,
-            state=row.state,
-            steps=[_step_record(r) for r in step_rows],
-            final_answer=row.final_answer,
-            tenant=row.tenant,
-            created_at=_aware(row.created_at),
-            closed_at=_aware(row.closed_at),
+        return EPISODES.from_row(row._mapping).model_copy(
+            update={"steps": [STEPS.from_row(step_row._mapping) for step_row in step_rows]}
         )
 
     async def list_episodes(self, *, status: EpisodeStatus | None = None, task_id: str | None = None,
@@ -282,14 +213,7 @@ class Store:
             query = query.where(episodes.c.tenant == tenant)
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).all()
-        return [
-            EpisodeSummary(
-                id=r.id, task_id=r.task_id, scenario_id=r.scenario_id, status=r.status, world_model=r.world_model,
-                mode=r.mode, tenant=r.tenant, step_count=r.step_count, created_at=_aware(r.created_at),
-                updated_at=_aware(r.updated_at), closed_at=_aware(r.closed_at),
-            )
-            for r in rows
-        ]
+        return [EpisodeSummary.model_validate(row._mapping) for row in rows]
 
     async def count_episodes(self, *, status: EpisodeStatus | None = None) -> int:
         query = select(func.count()).select_from(episodes)
@@ -339,7 +263,7 @@ class Store:
         )
         async with self._write() as conn:
             await _status(conn, episode_id)  # a typed EpisodeNotFoundError, not the foreign key's IntegrityError
-            await conn.execute(insert(judgments).values(**judgment.model_dump()))
+            await conn.execute(insert(judgments).values(JUDGMENTS.to_row(judgment)))
             await conn.execute(
                 update(episodes)
                 .where(episodes.c.id == episode_id, episodes.c.status == "submitted")
@@ -357,13 +281,7 @@ class Store:
         )
         async with self._engine.connect() as conn:
             row = (await conn.execute(query)).first()
-        if row is None:
-            return None
-        return Judgment(
-            episode_id=row.episode_id, verdict=row.verdict, judge_model=row.judge_model,
-            prompt_version=row.prompt_version, score=row.score, passed=row.passed,
-            created_at=_aware(row.created_at),
-        )
+        return None if row is None else JUDGMENTS.from_row(row._mapping)
 
 
 async def _status(conn: AsyncConnection, episode_id: str) -> EpisodeStatus:
@@ -376,50 +294,6 @@ async def _status(conn: AsyncConnection, episode_id: str) -> EpisodeStatus:
 
 def _float_or_none(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _step_values(episode_id: str, step: StepRecord, now: datetime) -> dict[str, Any]:
-    return {
-        "episode_id": episode_id,
-        "step_index": step.index,
-        "tool": step.tool,
-        "arguments": step.arguments,
-        "observation": step.observation,
-        "is_error": step.is_error,
-        "true_observation": step.true_observation,
-        "fault": step.fault.model_dump(mode="json") if step.fault else None,
-        "error": step.error,
-        "state_patch": step.state_patch,
-        "state_hash": step.state_hash,
-        "prompt_tokens": step.usage.prompt_tokens,
-        "completion_tokens": step.usage.completion_tokens,
-        "cost_usd": step.usage.cost_usd,
-        "calls": step.usage.calls,
-        "cached_calls": step.usage.cached_calls,
-        "latency_ms": step.latency_ms,
-        "created_at": now,
-    }
-
-
-def _step_record(row: Row[Any]) -> StepRecord:
-    return StepRecord(
-        index=row.step_index,
-        tool=row.tool,
-        arguments=row.arguments,
-        observation=row.observation,
-        is_error=row.is_error,
-        true_observation=row.true_observation,
-        fault=InjectedFault.model_validate(row.fault) if row.fault else None,
-        error=row.error,
-        state_patch=row.state_patch,
-        state_hash=row.state_hash,
-        usage=Usage(
-            prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, cost_usd=row.cost_usd,
-            calls=row.calls, cached_calls=row.cached_calls,
-        ),
-        latency_ms=row.latency_ms,
-        created_at=_aware(row.created_at),
-    )
 
 
 async def _makedirs(path: Path) -> None:
