@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import event, func, insert, select, update
+from sqlalchemy import event, func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -26,7 +26,8 @@ from occusim.environments import EpisodeRecord, EpisodeStatus, StepRecord
 
 from ._errors import EpisodeClosedError, EpisodeExistsError, EpisodeNotFoundError, StepConflictError
 from ._store_records import EpisodeSummary, Judgment
-from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, metadata, steps
+from ._store_schema import is_current, upgrade
+from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, steps
 
 DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
 
@@ -115,13 +116,47 @@ class Store:
         return f"Store({make_url(self.url).render_as_string(hide_password=True)!r})"
 
     async def init(self) -> None:
-        """Create the tables (and the schema, when given) if they do not exist yet."""
+        """Create the store, or bring an existing one to this release's schema by its migrations.
+
+        Raises StoreVersionError for a store a later release wrote (or tables that are not a whole store).
+        """
         if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
             await _makedirs(self._sqlite_path.parent)
-        async with self._engine.begin() as conn:
+        async with self._engine.connect() as conn:
+            if await conn.run_sync(is_current, self.schema, self._where()):
+                return
+        async with self._migrating() as conn:
+            await conn.run_sync(upgrade, self.schema, self._where())
+
+    @contextlib.asynccontextmanager
+    async def _migrating(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that holds the store's migration lock against other processes; committed on exit."""
+        async with self._engine.connect() as conn:
+            if self.backend == "sqlite":
+                # Altering a table on SQLite rebuilds it, which must not cascade deletes to its children; the
+                # pragma is ignored inside a transaction, so it is set around it.
+                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                try:
+                    await conn.exec_driver_sql("BEGIN IMMEDIATE")
+                    yield conn
+                    broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).first()
+                    if broken is not None:
+                        raise RuntimeError(f"a migration left a dangling reference in {self._where()}: {broken}")
+                    await conn.commit()
+                finally:
+                    await conn.rollback()
+                    await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                return
+            await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
+                               {"key": f"occusim store {self.schema or ''}"})
             if self.schema is not None:
                 await conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-            await conn.run_sync(metadata.create_all)
+            yield conn
+            await conn.commit()
+
+    def _where(self) -> str:
+        shown = make_url(self.url).render_as_string(hide_password=True)
+        return f"the store {shown}" + (f" (schema {self.schema})" if self.schema else "")
 
     async def close(self) -> None:
         await self._engine.dispose()
