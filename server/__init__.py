@@ -21,6 +21,7 @@ from ._judging import BackgroundJudging, judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
 from ._store import EpisodeSummary, Judgment, Store
+from ._store_schema import StoreVersionError
 from ._world_model import Simulation, WorldModel
 from .app import create_app
 
@@ -61,6 +62,7 @@ __all__ = [
     "StepOutcome",
     "SubmitRequest",
     "Store",
+    "StoreVersionError",
     "UnknownToolError",
     "WorldModel",
     "fault_rules",

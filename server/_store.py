@@ -151,6 +151,8 @@ class Store:
                                {"key": f"occusim store {self.schema or ''}"})
             if self.schema is not None:
                 await conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                # Alembic's ALTER statements name bare tables, which the schema translation does not reach.
+                await conn.exec_driver_sql(f'SET LOCAL search_path TO "{self.schema}"')
             yield conn
             await conn.commit()
 

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import NamedTuple
 
 import asyncpg
 import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
 from runtime_kit import CHEST_PAIN, TriageModel, triage_catalog
 
 from occusim.environments import EpisodeRecord, FaultSettings, InjectedFault, StepRecord, Usage
@@ -19,27 +25,45 @@ from occusim.server import (
     EpisodeService,
     StepConflictError,
     Store,
+    StoreVersionError,
 )
 from occusim.server._store import normalize_url, utcnow
+from occusim.server._store_schema import head_revision
+from occusim.server._tables import metadata
 
+PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 
 
+class Database(NamedTuple):
+    url: str
+    schema: str | None
+
+    def store(self) -> Store:
+        return Store(self.url, schema=self.schema)
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def store(request, tmp_path):
+async def database(request, tmp_path):
+    """Where a store lives: a fresh SQLite file, or a fresh schema on the PostgreSQL server (dropped after)."""
     if request.param == "sqlite":
-        store = Store(tmp_path / "store.db")
-    else:
-        store = Store(PG_URL, schema=f"occusim_test_{uuid.uuid4().hex[:12]}")
+        yield Database(str(tmp_path / "store.db"), None)
+        return
+    schema = f"occusim_test_{uuid.uuid4().hex[:12]}"
+    yield Database(PG_URL, schema)
+    connection = await asyncpg.connect(PG_DSN)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+@pytest.fixture
+async def store(database):
+    store = database.store()
     await store.init()
     yield store
     await store.close()
-    if store.schema:
-        connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/test")
-        try:
-            await connection.execute(f'DROP SCHEMA "{store.schema}" CASCADE')
-        finally:
-            await connection.close()
 
 
 def twin(store: Store) -> Store:
@@ -233,3 +257,150 @@ async def test_an_in_memory_store_works_for_one_process():
         await store.create_episode(episode())
         await store.append_step("ep-1", step(0), {"a": 1})
         assert (await store.load_episode("ep-1")).state == {"a": 1}
+
+
+# -- the schema's revisions -----------------------------------------------------------------------------
+
+RELEASE_0_1_0 = Path(__file__).with_name("store_0_1_0")
+RELEASE_0_1_0_START = datetime(2026, 11, 30, 9, 0, 0, 123456, tzinfo=UTC)
+
+
+async def write_release_0_1_0_store(database: Database) -> None:
+    """The store occusim 0.1.0 wrote (its own `sqlite3 .dump` / `pg_dump --inserts`): no version table."""
+    if database.schema is None:
+        script = (RELEASE_0_1_0 / "sqlite.sql").read_text(encoding="utf-8")
+        with contextlib.closing(sqlite3.connect(database.url)) as connection:
+            connection.executescript(script)
+        return
+    script = (RELEASE_0_1_0 / "postgresql.sql").read_text(encoding="utf-8")
+    connection = await asyncpg.connect(PG_DSN)
+    try:
+        await connection.execute(script.replace("occusim_release_0_1_0", database.schema))
+    finally:
+        await connection.close()
+
+
+async def stored_revisions(store: Store) -> list[str]:
+    table = sa.table("occusim_version", sa.column("version_num"), schema=store.schema)
+    async with store._engine.connect() as conn:
+        return list((await conn.execute(sa.select(table.c.version_num))).scalars())
+
+
+async def test_a_store_written_by_release_0_1_0_is_migrated_and_reads_back(database):
+    await write_release_0_1_0_store(database)
+    async with database.store() as store:
+        assert await stored_revisions(store) == [head_revision()]
+        judged = await store.load_episode("ep-submitted")
+        still_open = await store.load_episode("ep-open")
+        judgment = await store.load_judgment("ep-submitted")
+        listed = await store.list_episodes()
+
+        assert (judged.status, judged.task_id, judged.world_model, judged.tenant) == (
+            "judged", "triage/chest-pain", "scripted/triage", "acme")
+        assert judged.faults == FaultSettings(mode="E3", count=2, duration=1, seed=7)
+        assert judged.initial_state["patients"][0] == {"id": "P1", "priority": 3, "name": "Zoë"}
+        assert judged.state["patients"][0]["priority"] == 1 and judged.final_answer == "P1 is priority 1"
+        assert judged.created_at == RELEASE_0_1_0_START
+        assert judged.closed_at == RELEASE_0_1_0_START + timedelta(seconds=4)
+        assert [s.tool for s in judged.steps] == ["get_patient", "set_priority", "list_patients"]
+        first, faulty, failed = judged.steps
+        assert first.usage == Usage(prompt_tokens=120, completion_tokens=30, cost_usd=0.002, calls=2, cached_calls=1)
+        assert (first.latency_ms, first.state_hash, first.fault, first.true_observation) == (12.5, "a1", None, None)
+        assert faulty.fault == InjectedFault(kind="implicit", label="drop_fields", detail="/previous")
+        assert faulty.true_observation == {"ok": True, "previous": 3}
+        assert faulty.state_patch == [{"op": "replace", "path": "/patients/0/priority", "value": 1}]
+        assert failed.is_error and failed.observation == {"error": {"type": "http_500", "message": "upstream"}}
+        assert failed.created_at == RELEASE_0_1_0_START + timedelta(seconds=3)
+        assert (still_open.mode, still_open.world_model, still_open.tenant) == ("history", "", None)
+        assert still_open.steps[0].observation is None and "crate" in still_open.steps[0].error
+        assert judgment.verdict["items"] == [{"id": "a", "met": True}]
+        assert (judgment.score, judgment.passed, judgment.judge_model) == (0.75, True, "scripted/judge")
+        assert [(e.id, e.step_count) for e in listed] == [("ep-open", 1), ("ep-submitted", 3)]
+
+        # The adopted store keeps working: the open episode goes on, new ones are created.
+        await store.append_step("ep-open", step(1), {"after": "migration"})
+        await store.create_episode(episode("ep-new"))
+        assert (await store.load_episode("ep-open")).state == {"after": "migration"}
+        assert await store.count_episodes() == 3
+
+
+async def test_migrations_build_exactly_the_tables_the_code_declares(database):
+    """A field added to a record (so a column to a table) without its migration fails here."""
+    await write_release_0_1_0_store(database)
+    async with database.store() as migrated:
+        assert await schema_differences(migrated) == []
+    fresh = Database(database.url + "-fresh", None) if database.schema is None else Database(
+        database.url, database.schema + "_fresh")
+    try:
+        async with fresh.store() as created:
+            assert await schema_differences(created) == []
+    finally:
+        if fresh.schema is not None:
+            connection = await asyncpg.connect(PG_DSN)
+            try:
+                await connection.execute(f'DROP SCHEMA IF EXISTS "{fresh.schema}" CASCADE')
+            finally:
+                await connection.close()
+
+
+async def schema_differences(store: Store) -> list[object]:
+    # Reflection ignores the engine's schema translation, so compare against the tables in that schema.
+    target = sa.MetaData(schema=store.schema)
+    for table in metadata.sorted_tables:
+        table.to_metadata(target, schema=store.schema)
+
+    def compare(connection: sa.Connection) -> list[object]:
+        context = MigrationContext.configure(connection, opts={
+            "include_schemas": store.schema is not None,
+            "include_name": lambda name, kind, _parents: kind != "schema" or name == store.schema,
+            "include_object": lambda _obj, name, kind, _reflected, _compare: name != "occusim_version",
+        })
+        return compare_metadata(context, target)
+
+    async with store._engine.connect() as conn:
+        return await conn.run_sync(compare)
+
+
+async def test_a_store_newer_than_the_code_is_refused(database):
+    async with database.store() as store:
+        await store.create_episode(episode())
+        table = sa.table("occusim_version", sa.column("version_num"), schema=store.schema)
+        async with store._engine.begin() as conn:
+            await conn.execute(sa.update(table).values(version_num="0999"))
+
+    later = database.store()
+    try:
+        with pytest.raises(StoreVersionError) as refused:
+            await later.init()
+    finally:
+        await later.close()
+    message = str(refused.value)
+    assert "store revision 0999" in message and f"its newest is {head_revision()}" in message
+    assert "Upgrade occusim" in message
+    async with Store(database.url, schema=database.schema)._engine.connect() as conn:
+        stored = sa.table("episodes", sa.column("id"), schema=database.schema)
+        assert list((await conn.execute(sa.select(stored.c.id))).scalars()) == ["ep-1"]  # untouched
+
+
+async def test_tables_that_are_not_a_whole_store_are_refused(tmp_path):
+    path = tmp_path / "other.db"
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE episodes (id TEXT PRIMARY KEY)")
+    store = Store(path)
+    try:
+        with pytest.raises(StoreVersionError, match="not a store occusim wrote"):
+            await store.init()
+    finally:
+        await store.close()
+
+
+async def test_processes_opening_a_new_store_at_once_create_it_once(database):
+    stores = [database.store() for _ in range(3)]
+    try:
+        await asyncio.gather(*(store.init() for store in stores))
+        await stores[0].create_episode(episode())
+        assert [e.id for e in await stores[2].list_episodes()] == ["ep-1"]
+        assert await stored_revisions(stores[1]) == [head_revision()]
+    finally:
+        for store in stores:
+            await store.close()
