@@ -1,7 +1,7 @@
 """The recorded episode: every step as the agent saw it, with the truth beside any injected fault.
 
 This is the one format shared by the server (which writes it), the judge (which scores it) and the
-clients (which export it).
+clients (which export it). The server's tables follow these models field by field (server/_tables.py).
 """
 
 from __future__ import annotations

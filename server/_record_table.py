@@ -62,6 +62,17 @@ def stored_type(annotation: Any) -> tuple[TypeEngine[Any], bool]:
     return _stored_type(annotation), False
 
 
+def _plain_json(annotation: Any) -> bool:
+    """Whether the annotation only admits values that are stored as they are (scalars, dicts, lists, Any)."""
+    if annotation is Any or annotation in (bool, int, float, str, type(None)):
+        return True
+    if get_origin(annotation) is Literal:
+        return True
+    if get_origin(annotation) in (dict, list, Union, types.UnionType):
+        return all(_plain_json(arg) for arg in get_args(annotation))
+    return False
+
+
 def _stored_type(annotation: Any) -> TypeEngine[Any]:
     if annotation in _SCALARS:
         return _SCALARS[annotation]()
@@ -96,7 +107,9 @@ class RecordTable(Generic[RecordT]):
             if column is None:
                 kind, nullable = stored_type(annotation)
                 column = Column(field, kind, nullable=nullable)
-            serializer = TypeAdapter(annotation) if isinstance(column.type, JSON) else None
+            # Plain JSON values (mappings, lists, Any) go in as they are; models and the like are dumped first.
+            dumped = isinstance(column.type, JSON) and not _plain_json(annotation)
+            serializer = TypeAdapter(annotation) if dumped else None
             self._layout.append((parent, field, column.name, serializer))
             built.append(column)
         if given:
