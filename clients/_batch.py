@@ -13,13 +13,27 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from occusim.environments import Catalog, EpisodeRecord, FaultSettings, StepRecord, Task, Usage, load_catalog
-from occusim.judge import JudgeModelError, Verdict, judge
+from occusim.environments import (
+    Catalog,
+    EpisodeRecord,
+    FaultSettings,
+    HarnessError,
+    HarnessPrompts,
+    StepRecord,
+    Task,
+    Usage,
+    harness_source,
+    load_catalog,
+    load_harness,
+    occubench_config,
+)
+from occusim.judge import JudgeModelError, Verdict, judge, trajectory_from_messages, verify_occubench
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store
 
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
+from ._occubench_agent import OccubenchAgent
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
 from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
@@ -104,6 +118,8 @@ class BatchRunner:
         self.on_row = on_row
         self.store: Store | None = None
         self.transport: EpisodeTransport | None = None
+        # OccuBench's harness, read from the user's checkout, under --protocol occubench.
+        self.harness: HarnessPrompts | None = None
         self._write_lock = asyncio.Lock()
         self._judge = ModelConfig.for_role("judge", model=config.judge_model)
         self._agent_model = (
@@ -122,6 +138,8 @@ class BatchRunner:
             if missing:
                 raise RunError(f"the {REPLAY_AGENT} agent needs reference solutions, which these tasks lack: "
                                f"{', '.join(missing)}")
+        if config.protocol == "occubench":
+            self.harness, tasks = _occubench_setup(config, catalog, tasks)
         self.folder.check_resumable(config)
         self.folder.write_config(config)
         done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}
@@ -148,14 +166,15 @@ class BatchRunner:
         config = self.config
         # A stuck MCP read must not outlive the episode's own timeout.
         read_timeout = config.episode_timeout
+        mode = "occubench" if config.protocol == "occubench" else config.mode
         if config.transport == "stdio":
             return StdioTransport(db=store.url, world_model=config.world_model, sources=config.sources,
-                                  mode=config.mode, cache=config.cache, read_timeout=read_timeout)
+                                  mode=mode, cache=config.cache, read_timeout=read_timeout)
         if config.transport == "http":
-            return await HttpTransport(catalog, store, world_model=config.world_model, mode=config.mode,
-                                       read_timeout=read_timeout).start()
-        return InProcessTransport(catalog, store, world_model=config.world_model, mode=config.mode,
-                                  read_timeout=read_timeout)
+            return await HttpTransport(catalog, store, world_model=config.world_model, mode=mode,
+                                       read_timeout=read_timeout, sources=config.sources).start()
+        return InProcessTransport(catalog, store, world_model=config.world_model, mode=mode,
+                                  read_timeout=read_timeout, harness=self.harness)
 
     async def _run_all(self, work: list[Combination], skipped: int) -> list[ResultRow]:
         queue: asyncio.Queue[Combination] = asyncio.Queue()
@@ -208,6 +227,9 @@ class BatchRunner:
     def _agent(self, task: Task) -> Agent:
         if self._agent_model is None:
             return ReplayAgent(task)
+        if self.harness is not None:
+            return OccubenchAgent(self._agent_model, self.harness, scenario_name=task.title,
+                                  instruction=task.instruction, timeout=self.config.episode_timeout)
         return LLMAgent(self._agent_model, temperature=self.config.agent_temperature,
                         timeout=self.config.episode_timeout)
 
@@ -224,8 +246,9 @@ class BatchRunner:
         run: AgentRun | None = None
         try:
             async with self.transport.episode(task, faults, episode_id) as (client, episode_id):
-                run = await agent.run(client, occupation=scenario.occupation, seed=seed,
-                                      max_turns=config.agent_max_turns or task.max_steps + 5)
+                # Under --protocol occubench the harness's own turn limit applies unless one is set.
+                turns = config.agent_max_turns or (None if self.harness else task.max_steps + 5)
+                run = await agent.run(client, occupation=scenario.occupation, seed=seed, max_turns=turns)
         finally:
             if run is not None:
                 spent.add("agent", run.usage)
@@ -237,7 +260,16 @@ class BatchRunner:
             raise InfraError(f"world model outage at step {outages[0].index}: {outages[0].error}")
         if record.status == "open":
             raise InfraError(f"episode {record.id} was never submitted (the agent stopped: {run and run.ended})")
-        verdict = await judge(task, record, scenario=scenario, model=self._judge, votes=config.judge_votes, seed=seed)
+        if self.harness is not None:
+            assert run is not None and self.catalog is not None
+            verdict = await verify_occubench(
+                self.harness, task, occubench_config(self.catalog.origins[scenario.id]),
+                trajectory_from_messages(self.harness, run.messages), record_id=record.id, model=self._judge,
+                seed=seed,
+            )
+        else:
+            verdict = await judge(task, record, scenario=scenario, model=self._judge, votes=config.judge_votes,
+                                  seed=seed)
         spent.add("judge", verdict.usage)
         await self.store.save_judgment(record.id, verdict)
         assert run is not None
@@ -268,6 +300,32 @@ class BatchRunner:
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
             messages=run.messages if run else [], tools=run.tools if run else [], duration_s=round(duration, 3),
         )
+
+
+def _occubench_setup(config: RunConfig, catalog: Catalog, tasks: list[Task]) -> tuple[HarnessPrompts, list[Task]]:
+    """OccuBench's harness beside the run's OccuBench source, and the tasks it runs: OccuBench's own.
+
+    `--tasks all` means every OccuBench task loaded; a selection naming any other task is refused.
+    """
+    if "prompt" in config.faults:
+        raise RunError("--protocol occubench has OccuBench's fault modes E0-E3; drop 'prompt' from --faults")
+    try:
+        harness = load_harness(harness_source(config.sources))
+    except HarnessError as error:
+        raise RunError(str(error)) from None
+
+    def is_occubench(task: Task) -> bool:
+        scenario = catalog.scenario_of(task)
+        return scenario.simulator_prompt is not None and catalog.origins[scenario.id].startswith("occubench:")
+
+    if config.tasks == "all":
+        return harness, [task for task in tasks if is_occubench(task)]
+    others = [task.id for task in tasks if not is_occubench(task)]
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise RunError(f"--protocol occubench runs OccuBench tasks only; not from an occubench: source: {shown} "
+                       "(narrow --tasks, e.g. --tasks 'occubench/*')")
+    return harness, tasks
 
 
 class _Progress:

@@ -17,10 +17,11 @@ RESULTS_FILE = "results.jsonl"
 EPISODES_DB = "episodes.db"
 
 Transport = Literal["inprocess", "stdio", "http"]
+Protocol = Literal["native", "occubench"]
 RowStatus = Literal["ok", "infra_error"]
 # The settings that decide what an episode is; a resumed run must keep them.
 IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "seed", "mode",
-                   "judge_votes", "agent_temperature", "sources")
+                   "judge_votes", "agent_temperature", "sources", "protocol")
 
 
 class RunError(Exception):
@@ -52,6 +53,10 @@ class RunConfig(BaseModel):
     judge_votes: int = Field(default=3, ge=1)
     agent_temperature: float = 0.0
     agent_max_turns: int | None = Field(default=None, description="Model turns per episode; default max_steps + 5.")
+    protocol: Protocol = Field(
+        default="native",
+        description="native (occusim's agent, world model and judge) or occubench (OccuBench's harness, replicated).",
+    )
 
     def trial_seed(self, trial: int) -> int:
         """The seed of trial `trial`: it drives the fault schedule, the agent's sampling and the judge's order."""

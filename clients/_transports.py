@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from mcp import Client
 from pydantic import ValidationError
 
-from occusim.environments import Catalog, FaultSettings, SimulationMode, Task
+from occusim.environments import Catalog, FaultSettings, HarnessPrompts, SimulationMode, Task
 from occusim.rest import ErrorBody
 from occusim.server import (
     CreateEpisodeRequest,
@@ -50,8 +50,8 @@ class InProcessTransport:
     name = "inprocess"
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
-                 read_timeout: float | None = None) -> None:
-        self.service = EpisodeService(catalog, store, world_model=world_model)
+                 read_timeout: float | None = None, harness: HarnessPrompts | None = None) -> None:
+        self.service = EpisodeService(catalog, store, world_model=world_model, harness=harness)
         self.mode = mode
         self.read_timeout = read_timeout
 
@@ -87,8 +87,9 @@ class StdioTransport:
         command = [
             sys.executable, "-m", "occusim", "serve", task.id, "--db", self.db, "--world-model", self.world_model,
             "--faults", faults.mode, "--fault-count", str(faults.count), "--fault-duration", str(faults.duration),
-            "--seed", str(faults.seed), "--mode", self.mode, "--episode-id", episode_id, "--log-level", "warning",
+            "--seed", str(faults.seed), "--episode-id", episode_id, "--log-level", "warning",
         ]
+        command += ["--protocol", "occubench"] if self.mode == "occubench" else ["--mode", self.mode]
         for source in self.sources:
             command += ["--source", source]
         if not self.cache:
@@ -115,8 +116,9 @@ class HttpTransport:
     name = "http"
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
-                 read_timeout: float | None = None) -> None:
+                 read_timeout: float | None = None, sources: list[str] | None = None) -> None:
         self.catalog = catalog
+        self.sources = sources or []
         self.store = store
         self.world_model = world_model
         self.mode = mode
@@ -136,7 +138,8 @@ class HttpTransport:
         port = sock.getsockname()[1]
         settings = ServiceSettings(
             host="127.0.0.1", port=port, db=self.store.url, api_keys={"batch": self._api_key},
-            world_model=self.world_model, token_secret=secrets.token_urlsafe(32),
+            world_model=self.world_model, token_secret=secrets.token_urlsafe(32), sources=self.sources,
+            protocol="occubench" if self.mode == "occubench" else "native",
         )
         app = create_app(settings, catalog=self.catalog, store=self.store)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)

@@ -5,6 +5,14 @@ from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source, parse_scenario
 from ._occubench import load_occubench
+from ._occubench_harness import (
+    RAW_ARGUMENTS_META,
+    HarnessError,
+    HarnessPrompts,
+    harness_source,
+    load_harness,
+    occubench_config,
+)
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
@@ -41,9 +49,12 @@ __all__ = [
     "Exemplar",
     "FaultMode",
     "FaultSettings",
+    "HarnessError",
+    "HarnessPrompts",
     "InjectedFault",
     "LlmItem",
     "ReferenceStep",
+    "RAW_ARGUMENTS_META",
     "SCENARIO_SCHEMA_PATH",
     "Rubric",
     "RubricItem",
@@ -67,6 +78,9 @@ __all__ = [
     "category_slug",
     "describe_type",
     "format_location",
+    "harness_source",
+    "load_harness",
+    "occubench_config",
     "dump_scenario",
     "load_catalog",
     "load_occubench",

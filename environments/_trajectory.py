@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 FaultMode = Literal["E0", "E1", "E2", "E3", "prompt"]
-SimulationMode = Literal["tracked", "history"]
+SimulationMode = Literal["tracked", "history", "occubench"]
 EpisodeStatus = Literal["open", "submitted", "judged", "expired"]
 
 
@@ -45,6 +45,9 @@ class StepRecord(BaseModel):
     index: int
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = Field(
+        default=None, description="The arguments as the agent's own JSON string (occubench mode)."
+    )
     observation: Any = Field(description="What the agent was shown.")
     is_error: bool = False
     true_observation: Any = Field(default=None, description="The simulator's true answer, when it differs.")

@@ -4,6 +4,12 @@ from ._agreement import Agreement, agreement, cohens_kappa
 from ._errors import JudgeError, JudgeModelError
 from ._judge import MAX_VOTES, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
+from ._occubench_verifier import (
+    occubench_action,
+    trajectory_from_messages,
+    trajectory_from_record,
+    verify_occubench,
+)
 from ._prompt import PROMPT_VERSION
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
@@ -36,6 +42,10 @@ __all__ = [
     "judge",
     "judge_app",
     "judge_router",
+    "occubench_action",
     "read_labels",
     "score_items",
+    "trajectory_from_messages",
+    "trajectory_from_record",
+    "verify_occubench",
 ]

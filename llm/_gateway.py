@@ -30,7 +30,7 @@ async def complete(
     *,
     tools: list[dict] | None = None,
     response_schema: dict | None = None,
-    temperature: float = 0.0,
+    temperature: float | None = 0.0,
     seed: int | None = None,
     timeout: float = 120.0,  # noqa: ASYNC109 - forwarded to the provider request, not awaited here
     max_tokens: int | None = None,
@@ -38,7 +38,10 @@ async def complete(
     cache: ResponseCache | bool | None = None,
     retry: RetryPolicy | None = None,
 ) -> Completion:
-    """Ask `model` for one chat completion, with caching, retries and usage accounting."""
+    """Ask `model` for one chat completion, with caching, retries and usage accounting.
+
+    `temperature=None` sends none (the provider's default), as do `seed` and `max_tokens` when None.
+    """
     config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
     store = _select_cache(cache, config, temperature, seed)
     key = None
@@ -74,7 +77,7 @@ async def complete(
 
 
 def _select_cache(
-    cache: ResponseCache | bool | None, config: ModelConfig, temperature: float, seed: int | None
+    cache: ResponseCache | bool | None, config: ModelConfig, temperature: float | None, seed: int | None
 ) -> ResponseCache | None:
     if isinstance(cache, ResponseCache):
         return cache
@@ -93,14 +96,13 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
     timeout = request["timeout"]
     kwargs: dict[str, Any] = {
         "messages": messages,
-        "temperature": request["temperature"],
         "timeout": timeout,
         # Retries are ours (RetryPolicy); the provider clients must not add their own.
         "num_retries": 0,
         "max_retries": 0,
         "drop_params": True,
     }
-    for name in ("seed", "max_tokens", "tools"):
+    for name in ("temperature", "seed", "max_tokens", "tools"):
         if request[name] is not None:
             kwargs[name] = request[name]
 

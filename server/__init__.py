@@ -17,7 +17,7 @@ from ._errors import (
     UnknownToolError,
 )
 from ._faults import FaultSchedule, PlannedFault, fault_rules
-from ._judging import BackgroundJudging, judge_hook
+from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
 from ._store import EpisodeSummary, Judgment, Store
@@ -39,6 +39,7 @@ __all__ = [
     "default_store_url",
     "is_loopback",
     "judge_hook",
+    "occubench_judge_hook",
     "load_settings",
     "serve_stdio",
     "Episode",

@@ -8,7 +8,7 @@ import secrets
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -61,6 +61,11 @@ class ServiceSettings(BaseModel):
     no_auth: bool = Field(default=False, description="Serve without API keys; refused unless host is loopback.")
     world_model: str | None = None
     judge_model: str | None = None
+    protocol: Literal["native", "occubench"] = Field(
+        default="native",
+        description="occubench: episodes speak OccuBench's protocol (its world model, faults and verifier), read "
+                    "from the harness beside the occubench: source.",
+    )
     public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Extra Host header values accepted (e.g. 'bench.example.org:*')."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from occusim.environments import EpisodeRecord, Scenario, StepRecord, Task, Tool, state_hash
+from occusim.environments import EpisodeRecord, HarnessPrompts, Scenario, StepRecord, Task, Tool, state_hash
+from occusim.judge import occubench_action
 
 from ._degrade import degrade, explicit_error
 from ._errors import (
@@ -25,6 +27,7 @@ from ._errors import (
     UnknownToolError,
 )
 from ._faults import FaultSchedule, fault_rules
+from ._occubench_world import occubench_messages, occubench_system_prompt, simulate_occubench
 from ._schemas import violations
 from ._simulator_prompt import simulated_steps, true_observation
 from ._store import Store, utcnow
@@ -58,13 +61,14 @@ class Episode:
 
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
-                 on_close: Callable[[Episode], None] | None = None) -> None:
+                 on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
         self.world_model = world_model
         self.store = store
         self.judge_hook = judge
+        self.harness = harness
         self.schedule = FaultSchedule.for_task(record.faults, task)
         self.verdict: BaseModel | None = None
         self.judge_error: str | None = None
@@ -100,21 +104,28 @@ class Episode:
     def steps_left(self) -> int:
         return max(0, self.task.max_steps - len(self.record.steps))
 
-    async def step(self, tool: str, arguments: dict[str, Any] | None = None) -> StepOutcome:
-        """Run one tool call. See the class docstring for what is raised and what is recorded."""
+    async def step(self, tool: str, arguments: dict[str, Any] | None = None, *,
+                   raw_arguments: str | None = None) -> StepOutcome:
+        """Run one tool call. See the class docstring for what is raised and what is recorded.
+
+        `raw_arguments` is the agent's own JSON string of the arguments, which the `occubench` mode shows
+        its world model verbatim.
+        """
         async with self._lock:
             try:
-                return await self._step(tool, arguments)
+                return await self._step(tool, arguments, raw_arguments)
             except StepConflictError:
                 # Another process sharing the store recorded this index first: catch up, then run the
                 # call against the state it left.
                 await self._reload()
-                return await self._step(tool, arguments)
+                return await self._step(tool, arguments, raw_arguments)
 
-    async def _step(self, tool: str, arguments: dict[str, Any] | None) -> StepOutcome:
+    async def _step(self, tool: str, arguments: dict[str, Any] | None, raw_arguments: str | None) -> StepOutcome:
         if self.closed:
             raise EpisodeClosedError(self.id, self.status)
         index = len(self.record.steps)
+        if self.record.mode == "occubench":
+            return await self._occubench_step(index, tool, {} if arguments is None else arguments, raw_arguments)
         if index >= self.task.max_steps:
             raise StepLimitError(self.id, self.task.max_steps)
         definition = self.scenario.tool(tool)
@@ -174,7 +185,32 @@ class Episode:
         step.state_hash = new_hash
         return await self._commit(step, simulation.state, new_hash)
 
-    def _new_step(self, index: int, tool: str, arguments: Any, observation: dict[str, Any], *, is_error: bool,
+    async def _occubench_step(self, index: int, tool: str, arguments: dict[str, Any],
+                              raw_arguments: str | None) -> StepOutcome:
+        """OccuBench's step: any tool name and arguments go to its world model, whose text is the observation.
+
+        Faults are in the prompt (the model injects them), and there is no step limit (the agent's turns
+        bound the episode), as in OccuBench's harness.
+        """
+        if self.harness is None:
+            raise EpisodeError(f"episode {self.id} uses the occubench mode, which needs OccuBench's harness: "
+                               "serve with --protocol occubench --source occubench:PATH")
+        action = occubench_action(tool, raw_arguments if raw_arguments is not None else json.dumps(arguments))
+        system = occubench_system_prompt(self.harness, self.scenario, self.record.faults)
+        messages = occubench_messages(self.harness, system, self.record.steps, action)
+        try:
+            answer = await simulate_occubench(self.harness, self.world_model.model, messages)
+        except SimulatorError as error:
+            observation = {"error": {"type": _simulator_error_type(error), "message": str(error)}}
+            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+            step.usage, step.latency_ms = error.usage, error.latency_ms
+            return await self._commit(step, self.record.state)
+        step = self._new_step(index, tool, arguments, answer.text, is_error=False)
+        step.raw_arguments = raw_arguments
+        step.usage, step.latency_ms = answer.usage, answer.latency_ms
+        return await self._commit(step, self.record.state)
+
+    def _new_step(self, index: int, tool: str, arguments: Any, observation: Any, *, is_error: bool,
                   error: str | None = None) -> StepRecord:
         return StepRecord(
             index=index, tool=tool, arguments=arguments if isinstance(arguments, dict) else {"value": arguments},

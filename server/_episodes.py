@@ -10,6 +10,7 @@ from occusim.environments import (
     Catalog,
     EpisodeRecord,
     FaultSettings,
+    HarnessPrompts,
     SimulationMode,
     UnknownTaskError,
 )
@@ -32,8 +33,10 @@ class EpisodeService:
     """
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: ModelConfig | str | None = None,
-                 judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2) -> None:
+                 judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2,
+                 harness: HarnessPrompts | None = None) -> None:
         self.catalog = catalog
+        self.harness = harness
         self.store = store
         self.judge = judge
         self.history_window = history_window
@@ -41,6 +44,11 @@ class EpisodeService:
         self._default_model = world_model
         self._world_models: dict[ModelConfig, WorldModel] = {}
         self._episodes: dict[str, Episode] = {}
+
+    @property
+    def default_mode(self) -> SimulationMode:
+        """The mode of an episode that names none: OccuBench's when the service has its harness."""
+        return "occubench" if self.harness is not None else "tracked"
 
     @property
     def open_episodes(self) -> dict[str, Episode]:
@@ -71,6 +79,11 @@ class EpisodeService:
         """
         task = self.catalog.task(task_id)
         scenario = self.catalog.scenario_of(task)
+        if mode == "occubench" and (self.harness is None or scenario.simulator_prompt is None):
+            raise EpisodeError(
+                f"mode 'occubench' runs OccuBench tasks on a server started with --protocol occubench; "
+                f"{'this server has no OccuBench harness' if self.harness is None else f'{task_id!r} is not one'}"
+            )
         if episode_id is None:
             episode_id = uuid.uuid4().hex
         elif not EPISODE_ID.match(episode_id):
@@ -134,7 +147,7 @@ class EpisodeService:
             ) from None
         return Episode(
             record, task=task, scenario=self.catalog.scenario_of(task), world_model=simulator, store=self.store,
-            judge=self.judge, on_close=lambda episode: self.forget(episode.id),
+            judge=self.judge, on_close=lambda episode: self.forget(episode.id), harness=self.harness,
         )
 
     def _world_model_named(self, name: str) -> WorldModel:

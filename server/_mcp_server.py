@@ -11,6 +11,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from occusim import __version__
+from occusim.environments import RAW_ARGUMENTS_META
 
 from ._advertised import advertised_output_schema
 from ._errors import (
@@ -54,6 +55,9 @@ _ERROR_TYPES: tuple[tuple[type[EpisodeError], str], ...] = (
 def task_brief(episode: Episode) -> str:
     """The task as the agent reads it, identical in the instructions, the `task` prompt and the resource."""
     scenario, task = episode.scenario, episode.task
+    if episode.record.mode == "occubench" and episode.harness is not None:
+        # OccuBench's own task message; submit_result's description says how to finish.
+        return episode.harness.agent_user_prompt(task.instruction)
     return (
         f"You are working as a {scenario.occupation} ({scenario.name}).\n\n"
         f"{task.instruction.strip()}\n\n"
@@ -89,12 +93,16 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     """
     scenario = episode.scenario
     brief = task_brief(episode)
+    # OccuBench's tools have no output schema: their results are the world model's text, verbatim.
+    occubench = episode.record.mode == "occubench"
     tools = [
         types.Tool(
             name=tool.name,
             description=tool.description,
             input_schema=tool.input_schema,
-            output_schema=advertised_output_schema(tool.output_schema) if tool.output_schema else None,
+            output_schema=(
+                advertised_output_schema(tool.output_schema) if tool.output_schema and not occubench else None
+            ),
         )
         for tool in scenario.tools
     ]
@@ -109,9 +117,13 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
         try:
             if params.name == SUBMIT_TOOL:
                 return await _submit(episode, arguments, judging)
-            outcome = await episode.step(params.name, arguments)
+            raw = (params.meta or {}).get(RAW_ARGUMENTS_META)
+            outcome = await episode.step(params.name, arguments, raw_arguments=raw if isinstance(raw, str) else None)
         except EpisodeError as error:
             return _episode_error_result(error)
+        if isinstance(outcome.observation, str):
+            return types.CallToolResult(content=[types.TextContent(text=outcome.observation)],
+                                        is_error=outcome.is_error)
         return _tool_result(_as_object(outcome.observation), is_error=outcome.is_error)
 
     async def list_prompts(ctx: ServerRequestContext, params: Any) -> types.ListPromptsResult:

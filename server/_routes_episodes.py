@@ -59,7 +59,8 @@ def episode_router(hosted: Hosted) -> APIRouter:
         try:
             episode = await service.create(
                 body.task_id, world_model=body.world_model or hosted.settings.world_model,
-                faults=body.fault_settings(), mode=body.mode, tenant=tenant,
+                faults=body.fault_settings(), tenant=tenant,
+                mode=body.mode if "mode" in body.model_fields_set else hosted.service.default_mode,
             )
         except UnknownTaskError as error:
             raise ApiError(404, "unknown_task", str(error)) from None

@@ -10,7 +10,7 @@ import jsonpatch
 import jsonpointer
 
 from occusim.environments import Scenario, SimulationMode, StepRecord, Tool, Usage, apply_json_patch
-from occusim.llm import LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
+from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
 
 from . import _simulator_prompt as prompts
 from ._errors import SimulatorError, SimulatorUnavailableError
@@ -99,21 +99,10 @@ class WorldModel:
         attempts = 0
         for attempt in range(self.max_repairs + 1):
             attempts = attempt + 1
-            try:
-                completion = await complete(
-                    self.model, messages, response_schema=schema, temperature=self.temperature, seed=self.seed,
-                    max_tokens=self.max_tokens, role="world_model",
-                )
-            except ProviderError as error:
-                raise SimulatorUnavailableError(
-                    f"the world model is unreachable ({error}); the call had no effect, retry it later",
-                    attempts=attempts, usage=usage, latency_ms=latency,
-                ) from error
-            except LLMError as error:
-                raise SimulatorError(
-                    f"the world model request failed ({error}); the call had no effect",
-                    attempts=attempts, usage=usage, latency_ms=latency,
-                ) from error
+            completion = await ask_world_model(
+                self.model, messages, attempts=attempts, usage=usage, latency_ms=latency,
+                response_schema=schema, temperature=self.temperature, seed=self.seed, max_tokens=self.max_tokens,
+            )
             usage = add_usage(usage, completion.usage)
             latency += completion.latency_ms
             try:
@@ -137,6 +126,24 @@ class WorldModel:
             f"({'; '.join(problems)}); the call had no effect, retry it",
             attempts=attempts, usage=usage, latency_ms=latency,
         )
+
+
+async def ask_world_model(model: ModelConfig, messages: list[dict[str, str]], *, attempts: int, usage: Usage,
+                          latency_ms: float, **options: Any) -> Completion:
+    """One world-model request; an unreachable provider or a failed request become the simulator's errors,
+    carrying what the call had cost so far."""
+    try:
+        return await complete(model, messages, role="world_model", **options)
+    except ProviderError as error:
+        raise SimulatorUnavailableError(
+            f"the world model is unreachable ({error}); the call had no effect, retry it later",
+            attempts=attempts, usage=usage, latency_ms=latency_ms,
+        ) from error
+    except LLMError as error:
+        raise SimulatorError(
+            f"the world model request failed ({error}); the call had no effect",
+            attempts=attempts, usage=usage, latency_ms=latency_ms,
+        ) from error
 
 
 def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
@@ -174,6 +181,7 @@ def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
                 )
     if problems:
         return problems
+    assert isinstance(patch, list)  # no problem was found, so the patch is a list of operations
     return reply["observation"], patch, new_state
 
 

@@ -14,16 +14,23 @@ from fastapi import APIRouter, Depends, FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.middleware import Middleware
 
-from occusim.environments import Catalog, load_catalog
+from occusim.environments import (
+    Catalog,
+    HarnessError,
+    HarnessPrompts,
+    harness_source,
+    load_catalog,
+    load_harness,
+)
 from occusim.judge import judge_router
 from occusim.rest import error_responses, rest_app
 
 from ._auth import ApiKeys, EpisodeTokens
-from ._config import ServiceSettings
+from ._config import ConfigError, ServiceSettings
 from ._episodes import EpisodeService
 from ._http_api import Hosted
 from ._http_guards import HostGuard
-from ._judging import BackgroundJudging, judge_hook
+from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
@@ -42,7 +49,12 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema)
-    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=judge_hook(settings.judge_model))
+    harness = _harness(settings)
+    judge = (
+        occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
+        else judge_hook(settings.judge_model)
+    )
+    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=judge, harness=harness)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
@@ -81,6 +93,16 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
         middleware=[Middleware(HostGuard, security=security)], lifespan=lifespan,
     )
+
+
+def _harness(settings: ServiceSettings) -> HarnessPrompts | None:
+    """OccuBench's harness under the occubench protocol; a ConfigError names what is missing."""
+    if settings.protocol != "occubench":
+        return None
+    try:
+        return load_harness(harness_source(settings.sources))
+    except HarnessError as error:
+        raise ConfigError(str(error)) from None
 
 
 async def _expire_idle(hosted: Hosted) -> None:

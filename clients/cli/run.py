@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; trial t uses S+t (default 0)")
     work.add_argument("--mode", choices=["tracked", "history"], default="tracked",
                       help="simulation mode (default tracked)")
+    work.add_argument("--protocol", choices=["native", "occubench"], default="native",
+                      help="native (default): occusim's agent, world model and judge; occubench: OccuBench's "
+                           "harness, its prompts read from the --source occubench:PATH checkout")
     how = parser.add_argument_group("how to run")
     how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
     how.add_argument("--concurrency", type=int, default=4, metavar="N", help="episodes at once (default 4)")
@@ -110,7 +113,7 @@ async def run(args: argparse.Namespace) -> int:
             fault_duration=args.fault_duration, trials=args.trials, concurrency=args.concurrency,
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
-            judge_votes=args.judge_votes, agent_temperature=args.agent_temperature,
+            judge_votes=args.judge_votes, agent_temperature=args.agent_temperature, protocol=args.protocol,
         )
         summary = await run_batch(config, args.out, show_progress=not args.no_progress)
     except (ValueError, RunError, ValidationError, ImportError, OSError) as error:

@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--world-model", metavar="M", help="model that simulates the tools")
     parser.add_argument("--judge-model", metavar="J", help="model that judges submitted episodes")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
+    parser.add_argument("--protocol", choices=["native", "occubench"],
+                        help="native (default) or occubench: OccuBench's world model, prompt faults and verifier, "
+                             "read from the harness beside the --source occubench:PATH checkout")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="log detail on stderr (default info)")
     stdio = parser.add_argument_group("stdio episode")
@@ -87,6 +90,8 @@ async def run(args: argparse.Namespace) -> int:
     if args.http and stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
         return _usage(f"{flags} apply to a stdio episode; over HTTP each POST /v1/episodes chooses them")
+    if args.protocol == "occubench" and args.mode:
+        return _usage("--mode applies to the native protocol; --protocol occubench has OccuBench's own world model")
     if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host):
         return _usage("--host, --port, --config, --no-auth and --allowed-host need --http")
     try:
@@ -109,8 +114,23 @@ def load_scripted_models(spec: str) -> None:
 
 
 async def _serve_stdio(args: argparse.Namespace) -> int:
-    from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError
-    from occusim.server import EpisodeError, EpisodeService, Store, default_store_url, judge_hook, serve_stdio
+    from occusim.environments import (
+        FaultSettings,
+        HarnessError,
+        ScenarioErrors,
+        UnknownTaskError,
+        harness_source,
+        load_harness,
+    )
+    from occusim.server import (
+        EpisodeError,
+        EpisodeService,
+        Store,
+        default_store_url,
+        judge_hook,
+        occubench_judge_hook,
+        serve_stdio,
+    )
 
     try:
         catalog = load_catalog_from(args)
@@ -124,10 +144,18 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         **{name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
                                            ("seed", args.seed)) if value is not None},
     )
-    async with Store(args.db or default_store_url()) as store:
-        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge_hook(args.judge_model))
+    harness = None
+    judge = judge_hook(args.judge_model)
+    if args.protocol == "occubench":
         try:
-            record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or "tracked",
+            harness = load_harness(harness_source(args.source))
+        except HarnessError as error:
+            return _usage(str(error))
+        judge = occubench_judge_hook(args.judge_model, harness, catalog.origins)
+    async with Store(args.db or default_store_url()) as store:
+        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness)
+        try:
+            record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or service.default_mode,
                                        episode_id=args.episode_id)
         except EpisodeError as error:
             return _usage(str(error))
@@ -146,7 +174,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
         settings = load_settings(args.config, overrides={
             "host": args.host, "port": args.port, "db": args.db, "world_model": args.world_model,
             "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
-            "bundled": False if args.no_bundled else None,
+            "bundled": False if args.no_bundled else None, "protocol": args.protocol,
         })
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],

@@ -1,0 +1,149 @@
+"""A recording OpenAI-compatible chat endpoint on loopback whose replies depend on the request alone.
+
+The model name picks the role: `fake-agent` makes two turns of tool calls (with compact, non-ASCII
+argument strings) and then answers; `fake-world` answers a JSON observation in the harness's tags, the first ask of a
+conversation with unusable text so the retry path is exercised; `fake-verifier` answers a fenced verdict
+on its first and third ask of a prompt and nothing usable on the second. Every request body is kept,
+with the bearer key that sent it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
+
+
+@dataclass
+class Recorded:
+    key: str
+    body: dict[str, Any]
+
+
+@dataclass
+class RecordingEndpoint:
+    url: str = ""
+    # The world model's answer tags, taken from the harness under test (the project holds none of its text).
+    tags: tuple[str, str] = ("", "")
+    requests: list[Recorded] = field(default_factory=list)
+    _seen: Counter[str] = field(default_factory=Counter)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def of(self, key: str, model: str) -> list[dict[str, Any]]:
+        return [r.body for r in self.requests if r.key == key and r.body.get("model") == model]
+
+    def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            self.requests.append(Recorded(key, body))
+            self._seen[key + digest] += 1
+            ask = self._seen[key + digest]
+        model = body.get("model")
+        if model == AGENT:
+            return _agent(body)
+        if model == WORLD:
+            return _message(_observation(body, digest, ask, self.tags))
+        return _message(_verdict(ask))
+
+
+def _agent(body: dict[str, Any]) -> dict[str, Any]:
+    turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    tools = body.get("tools") or []
+    if turn >= 2 or not tools:
+        return _message(f"Final answer after {turn} turns: figures checked, nothing left to do.")
+    picked = tools[:2] if turn == 0 else tools[-1:]
+    calls = [
+        {
+            "id": f"call_{turn}_{index}",
+            "type": "function",
+            "function": {
+                "name": tool["function"]["name"],
+                "arguments": json.dumps(_arguments(tool["function"].get("parameters") or {}),
+                                        separators=(",", ":"), ensure_ascii=False),
+            },
+        }
+        for index, tool in enumerate(picked)
+    ]
+    return _message("Looking at the records first." if turn == 0 else None, calls)
+
+
+def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    return {name: _value(properties.get(name) or {}) for name in schema.get("required") or list(properties)[:1]}
+
+
+def _value(schema: dict[str, Any]) -> Any:
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    return {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, "Zürich-7")
+
+
+def _observation(body: dict[str, Any], digest: str, ask: int, tags: tuple[str, str]) -> str:
+    opening, closing = tags
+    history = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    if history == 0 and ask == 1:
+        return f"{opening}the service is thinking{closing}"
+    data = {"status": "ok", "ref": digest[:10], "items": [{"id": 1}, {"id": 2}]}
+    return f"{opening}\n{json.dumps(data)}\n{closing}"
+
+
+def _verdict(ask: int) -> str:
+    if ask % 3 == 2:
+        return "I cannot decide."
+    return '```json\n{"is_correct": true, "feedback": "every step checks out"}\n```'
+
+
+def _message(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+@contextmanager
+def recording_endpoint(observation_pattern: str) -> Iterator[RecordingEndpoint]:
+    """Serve the endpoint on a free loopback port for the duration of the block.
+
+    `observation_pattern` is the harness's regular expression for the world model's answer,
+    `<open>(.*?)<close>`; the endpoint wraps its observations in those tags.
+    """
+    opening, _, closing = observation_pattern.partition("(.*?)")
+    endpoint = RecordingEndpoint(tags=(opening, closing))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            data = json.dumps(endpoint.reply(key, body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield endpoint
+    finally:
+        server.shutdown()
+        server.server_close()

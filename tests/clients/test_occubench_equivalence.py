@@ -1,0 +1,125 @@
+"""`occusim run --protocol occubench` sends what OccuBench's own harness sends, request by request.
+
+Both run the same tasks in E0-E3 against one recording OpenAI-compatible endpoint; for each role (agent,
+world model, verifier) the two request streams must hold the same requests: messages, tools, model and
+every sampling parameter. Requests are compared as multisets because episodes (and the verifier's
+votes) run concurrently on both sides; each request carries its whole conversation, so the multiset
+fixes the order within an episode. OccuBench's faults are prompt text only (no random fault steps),
+so E1-E3 are compared exactly too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
+
+from occusim.clients import load_rows
+from occusim.environments import load_harness
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = Path(os.environ.get("OCCUSIM_OCCUBENCH_PATH") or REPO / ".." / "shared" / "occubench").resolve()
+TASK_IDS = ("11", "151")
+MODES = ("E0", "E1", "E2", "E3")
+REFERENCE_KEY, OCCUSIM_KEY = "reference-harness", "occusim-run"
+
+pytestmark = pytest.mark.skipif(
+    not (SAMPLE / "occubench" / "evaluate.py").is_file() or not (SAMPLE / "eval_benchmark_solvable.jsonl").is_file(),
+    reason=f"no OccuBench sample with its harness at {SAMPLE} (set OCCUSIM_OCCUBENCH_PATH)",
+)
+
+
+OBSERVATION_PATTERN = (
+    load_harness(f"occubench:{SAMPLE}").world_model_observation_pattern if (SAMPLE / "occubench").is_dir() else ""
+)
+
+
+def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
+    """OccuBench's `python -m occubench.evaluate`, one process per fault mode, all at once."""
+    processes = []
+    for mode in MODES:
+        command = [
+            sys.executable, "-m", "occubench.evaluate", "--agent-model", AGENT, "--world-model", WORLD,
+            "--verifier-model", VERIFIER, "--env-mode", mode, "--api-key", REFERENCE_KEY,
+            "--base-url", endpoint.url, "--max-workers", "4", "--task-ids", *TASK_IDS,
+            "--eval-data", str(SAMPLE / "eval_benchmark_solvable.jsonl"),
+            "--scenario-pool", str(SAMPLE / "task_scenario_all_pool.jsonl"),
+            "--config-dir", str(SAMPLE / "world_model_configs"), "--output-dir", str(out),
+        ]
+        env = {**os.environ, "PYTHONPATH": str(SAMPLE)}
+        processes.append(subprocess.Popen(command, cwd=out.parent, env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True))
+    for process in processes:
+        output, _ = process.communicate(timeout=120)
+        assert process.returncode == 0, output
+
+
+def _occusim_run(endpoint: RecordingEndpoint, out: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OCCUSIM_NO_CACHE": "1"}
+    for role in ("AGENT", "WORLD_MODEL", "JUDGE"):
+        env[f"OCCUSIM_{role}_API_BASE"] = endpoint.url
+        env[f"OCCUSIM_{role}_API_KEY"] = OCCUSIM_KEY
+    command = [
+        sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}",
+        "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(MODES),
+        "--agent-model", f"openai/{AGENT}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
+        "--concurrency", "8", "--no-progress", "--out", str(out),
+    ]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+
+
+def _multiset(bodies: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(json.dumps(body, sort_keys=True, ensure_ascii=False) for body in bodies)
+
+
+def _first_difference(reference: Counter[str], ours: Counter[str]) -> str:
+    missing = list((reference - ours).elements())
+    extra = list((ours - reference).elements())
+    if not missing or not extra:
+        return f"{len(missing)} request(s) only OccuBench sent, {len(extra)} only occusim sent"
+    a, b = json.loads(missing[0]), json.loads(extra[0])
+    keys = sorted(set(a) | set(b))
+    differing = [key for key in keys if a.get(key) != b.get(key)]
+    detail = {key: (a.get(key), b.get(key)) for key in differing if key != "messages"}
+    if "messages" in differing:
+        pairs = list(zip(a.get("messages", []), b.get("messages", []), strict=False))
+        index = next((i for i, (x, y) in enumerate(pairs) if x != y), len(pairs))
+        detail["messages"] = (a["messages"][index:index + 1], b["messages"][index:index + 1])
+    return f"{len(missing)} request(s) differ; first difference: {json.dumps(detail, ensure_ascii=False)[:3000]}"
+
+
+def test_occubench_protocol_sends_what_the_reference_harness_sends(tmp_path: Path) -> None:
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        _reference_runs(endpoint, tmp_path / "reference")
+        ran = _occusim_run(endpoint, tmp_path / "occusim")
+        assert ran.returncode == 0, ran.stderr[-4000:]
+
+        for model in (AGENT, WORLD, VERIFIER):
+            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
+            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
+            assert reference, f"OccuBench sent no {model} request"
+            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+
+        # The sample's fault prompts reached the world model: every fault mode's system prompt is distinct.
+        systems = {request["messages"][0]["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD)}
+        assert len(systems) == len(MODES) * len(TASK_IDS)
+        # Each episode's verifier saw three votes, one unreadable: OccuBench counts it False, 2-1 still passes.
+        assert len(endpoint.of(OCCUSIM_KEY, VERIFIER)) == 3 * len(MODES) * len(TASK_IDS)
+
+    _, rows = load_rows(tmp_path / "occusim")
+    reference_rows = [
+        json.loads(line)
+        for path in (tmp_path / "reference").glob("*/results.jsonl")
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    assert sorted((str(r["task_id"]), r["env_mode"], r["is_correct"]) for r in reference_rows) == sorted(
+        (row.task_id.split("/")[1], row.fault_mode, row.passed) for row in rows
+    )
+    assert all(row.status == "ok" and row.verdict is not None and row.verdict.abstentions == 1 for row in rows)
