@@ -50,11 +50,11 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema)
     harness = _harness(settings)
-    judge = (
+    hook = (
         occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
         else judge_hook(settings.judge_model)
     )
-    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=judge, harness=harness)
+    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
