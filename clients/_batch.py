@@ -20,6 +20,7 @@ from occusim.server import Store
 
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
+from ._provenance import current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
 from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
@@ -122,6 +123,7 @@ class BatchRunner:
             if missing:
                 raise RunError(f"the {REPLAY_AGENT} agent needs reference solutions, which these tasks lack: "
                                f"{', '.join(missing)}")
+        config = self.config = config.model_copy(update={"provenance": current_provenance(config.provenance)})
         self.folder.check_resumable(config)
         self.folder.write_config(config)
         done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from occusim.environments import FaultMode, Usage
 from occusim.judge import Verdict
 
+from ._provenance import Provenance, provenance_changes
+
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 EPISODES_DB = "episodes.db"
@@ -52,6 +54,7 @@ class RunConfig(BaseModel):
     judge_votes: int = Field(default=3, ge=1)
     agent_temperature: float = 0.0
     agent_max_turns: int | None = Field(default=None, description="Model turns per episode; default max_steps + 5.")
+    provenance: Provenance | None = Field(default=None, description="Protocol, code and prompt versions of the run.")
 
     def trial_seed(self, trial: int) -> int:
         """The seed of trial `trial`: it drives the fault schedule, the agent's sampling and the judge's order."""
@@ -151,8 +154,10 @@ class RunDir:
             return
         previous = self.read_config()
         changed = [name for name in IDENTITY_FIELDS if getattr(previous, name) != getattr(config, name)]
-        if changed:
-            details = ", ".join(f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}" for name in changed)
+        differences = [f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}" for name in changed]
+        differences += provenance_changes(previous.provenance, config.provenance)
+        if differences:
+            details = ", ".join(differences)
             raise RunError(
                 f"{self.config_path} was written for other settings ({details}); resume with the same settings "
                 "or choose another --out folder"
