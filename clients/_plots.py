@@ -86,8 +86,8 @@ def degradation(metrics: RunMetrics) -> Figure | None:
                       linewidth=1, alpha=0.7)
     rates = [metrics.by_fault_mode[mode] for mode in modes]
     overall = [rate.rate or 0.0 for rate in rates]
-    axes.errorbar(positions, overall, yerr=_errors(rates), color=_BLUE, linewidth=2.5, marker="o", capsize=4,
-                  label="all tasks")
+    axes.errorbar(positions, overall, yerr=_errors(rates), color=_BLUE, linewidth=2.5, elinewidth=1.2, marker="o",
+                  capsize=4, label="all tasks")
     for x, y, rate in zip(positions, overall, rates, strict=True):
         axes.annotate(f"{y:.0%} ({rate.passed}/{rate.total})", (x, y), textcoords="offset points", xytext=(8, 8),
                       ha="left", fontsize=9)

@@ -50,8 +50,8 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _interval(ci: Interval | None) -> str:
-    return "n/a" if ci is None else str(ci)
+def _interval(ci: Interval | None, spec: str = ".1%") -> str:
+    return "n/a" if ci is None else f"[{ci.low:{spec}}, {ci.high:{spec}}]"
 
 
 def _rate(rate: Rate) -> list[str]:
@@ -78,7 +78,7 @@ def _robustness(value: Robustness) -> str:
     if value.value is None:
         return f"undefined - {value.note}"
     label = " (partial)" if value.partial else ""
-    return (f"{value.value:.3f}{label}, 95 % CI {_interval(value.ci)}, over {value.tasks} task(s) - {value.note}")
+    return f"{value.value:.3f}{label}, 95 % CI {_interval(value.ci, '.3f')} - {value.note}"
 
 
 def _provenance(config: RunConfig) -> list[tuple[str, str]]:
@@ -133,8 +133,9 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
         Table("Completion by difficulty (all fault modes pooled)", ["Difficulty", "Passed", "Rate", "95 % CI"],
               [[str(level), *_rate(rate)] for level, rate in metrics.by_difficulty.items()]),
         Table("pass@k and pass^k", ["k", "pass@k", "pass@k 95 % CI", "pass^k", "pass^k 95 % CI"],
-              [[str(k), f"{metrics.pass_at_k[k]:.3f}", _interval(metrics.pass_at_k_ci.get(k)),
-                f"{metrics.pass_hat_k[k]:.3f}", _interval(metrics.pass_hat_k_ci.get(k))] for k in metrics.pass_at_k],
+              [[str(k), f"{metrics.pass_at_k[k]:.3f}", _interval(metrics.pass_at_k_ci.get(k), ".3f"),
+                f"{metrics.pass_hat_k[k]:.3f}", _interval(metrics.pass_hat_k_ci.get(k), ".3f")]
+               for k in metrics.pass_at_k],
               note="Unbiased estimators per (task, fault mode), averaged; see docs/metrics.md."),
         _faults_table(metrics),
         Table("Tokens and cost by role", ["Role", "Calls", "Cached", "Prompt tokens", "Completion tokens", "Cost"],

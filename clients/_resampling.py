@@ -25,9 +25,6 @@ class Interval(BaseModel):
     low: float
     high: float
 
-    def __str__(self) -> str:
-        return f"[{self.low:.1%}, {self.high:.1%}]"
-
 
 def _percentile(values: np.ndarray) -> Interval | None:
     values = values[np.isfinite(values)]
