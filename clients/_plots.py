@@ -81,8 +81,8 @@ def degradation(metrics: RunMetrics) -> Figure | None:
     categories = metrics.by_category_and_mode
     if len(categories) > 1:
         for cells in categories.values():
-            rates = [cells[mode].rate if mode in cells else None for mode in modes]
-            axes.plot(positions, [r if r is not None else float("nan") for r in rates], color=_GREY,
+            line = [cells[mode].rate if mode in cells else None for mode in modes]
+            axes.plot(positions, [r if r is not None else float("nan") for r in line], color=_GREY,
                       linewidth=1, alpha=0.7)
     rates = [metrics.by_fault_mode[mode] for mode in modes]
     overall = [rate.rate or 0.0 for rate in rates]
