@@ -34,6 +34,7 @@ from occusim.server import Store
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
 from ._occubench_agent import OccubenchAgent
+from ._provenance import Provenance, current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
 from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
@@ -140,6 +141,9 @@ class BatchRunner:
                                f"{', '.join(missing)}")
         if config.protocol == "occubench":
             self.harness, tasks = _occubench_setup(config, catalog, tasks)
+        provenance = Provenance(protocol=config.protocol,
+                                harness_files=self.harness.files if self.harness is not None else {})
+        config = self.config = config.model_copy(update={"provenance": current_provenance(provenance)})
         self.folder.check_resumable(config)
         self.folder.write_config(config)
         done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}

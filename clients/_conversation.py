@@ -24,19 +24,15 @@ RunEnding = Literal["submitted", "max_steps", "no_tool_call"]
 SYSTEM_PROMPT = """\
 You are {role}, doing your job through your workplace's software tools.
 
-Carry out the task you are given by calling the tools; do not guess what a tool would return.
-The tools are live systems and not always reliable. A call can fail outright (an HTTP error, a timeout, \
-an unavailable service), or seem to succeed while returning incomplete or stale data: a list cut short, \
-missing or empty fields, an answer that does not match what you just did. Retry a failed call, \
-cross-check important facts with another call or tool before acting on them, and never invent data you \
-did not receive.
+Carry out the task you are given by calling the tools. Base what you do and what you report on what the \
+tools return: do not guess what a tool would return, and do not invent data you did not receive.
 
 When you are done, call `{submit}` exactly once with your final answer: what you did, what you found, \
 and the figures or decisions the task asks for."""
 
 
 def system_prompt(occupation: str | None) -> str:
-    """The agent's system prompt: its professional role and how to treat unreliable tools."""
+    """The agent's system prompt: its professional role and how to finish. The same in every fault mode."""
     role = f"{_article(occupation)} {occupation}" if occupation else "a professional"
     return SYSTEM_PROMPT.format(role=role, submit=SUBMIT_TOOL)
 

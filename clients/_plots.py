@@ -1,15 +1,16 @@
-"""The report's figures as PNG bytes: completion by category, and degradation across fault modes."""
+"""The report's figures as PNG bytes: completion by category and fault mode, and degradation across modes."""
 
 from __future__ import annotations
 
 import io
 from dataclasses import dataclass
 
-from ._metrics import FAULT_ORDER, RunMetrics, rates_by
-from ._results import ResultRow
+from ._metrics import Rate, RunMetrics, fault_sorted
 
 _BLUE = "#2f6db3"
 _GREY = "#9aa5b1"
+# One colour per fault mode, E0 first.
+_COLOURS = ("#2f6db3", "#e08a2c", "#c0392b", "#7d3c98", "#2e8b57")
 
 
 @dataclass
@@ -37,57 +38,68 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
+def _errors(rates: list[Rate]) -> list[list[float]]:
+    """Distances from each rate down and up to its interval's ends, as matplotlib's error bars take them."""
+    below = [(rate.rate - rate.ci.low) if rate.ci and rate.rate is not None else 0.0 for rate in rates]
+    above = [(rate.ci.high - rate.rate) if rate.ci and rate.rate is not None else 0.0 for rate in rates]
+    return [[max(value, 0.0) for value in below], [max(value, 0.0) for value in above]]
+
+
 def completion_by_category(metrics: RunMetrics) -> Figure | None:
-    """Horizontal bars: completion rate of each category, labelled with passed/total."""
-    rows = [(name, rate) for name, rate in metrics.by_category.items() if rate.total]
-    if not rows:
+    """Horizontal bars: completion of each category in each fault mode, with 95 % intervals."""
+    table = {name: cells for name, cells in metrics.by_category_and_mode.items() if cells}
+    if not table:
         return None
+    modes = fault_sorted({mode for cells in table.values() for mode in cells})
+    names = list(table)[::-1]
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(7.5, 0.55 * len(rows) + 1.4))
-    names = [name for name, _ in rows][::-1]
-    values = [rate.rate or 0.0 for _, rate in rows][::-1]
-    bars = axes.barh(names, values, color=_BLUE)
-    for bar, (_, rate) in zip(bars, rows[::-1], strict=True):
-        axes.text(min(bar.get_width() + 0.01, 0.9), bar.get_y() + bar.get_height() / 2,
-                  f"{rate.passed}/{rate.total}", va="center", fontsize=9)
+    height = 0.8 / len(modes)
+    figure, axes = plt.subplots(figsize=(7.5, (0.25 + 0.22 * len(modes)) * len(names) + 1.6))
+    for index, mode in enumerate(modes):
+        rates = [table[name].get(mode, Rate()) for name in names]
+        positions = [row + (index - (len(modes) - 1) / 2) * height for row in range(len(names))]
+        axes.barh(positions, [rate.rate or 0.0 for rate in rates], height=height, xerr=_errors(rates),
+                  color=_COLOURS[index % len(_COLOURS)], label=mode, error_kw={"elinewidth": 0.8, "capsize": 2})
+    axes.set_yticks(range(len(names)), names)
     axes.set_xlim(0, 1)
     axes.set_axisbelow(True)
-    axes.set_xlabel("completion rate")
-    axes.set_title("Completion by category")
+    axes.set_xlabel("completion rate (bars: 95 % interval over tasks)")
+    axes.set_title("Completion by category and fault mode")
     axes.grid(axis="x", alpha=0.3)
-    return Figure("completion_by_category", "Completion by category", _png(figure))
+    axes.legend(loc="lower right", fontsize=8)
+    return Figure("completion_by_category", "Completion by category and fault mode", _png(figure))
 
 
-def degradation(metrics: RunMetrics, rows: list[ResultRow]) -> Figure | None:
-    """Completion rate across the fault modes E0-E3: all tasks, and each category as a thin line."""
-    modes = [mode for mode in FAULT_ORDER if mode in metrics.by_fault_mode]
+def degradation(metrics: RunMetrics) -> Figure | None:
+    """Completion rate across the fault modes E0-E3 with 95 % intervals, and each category as a thin line."""
+    modes = list(metrics.by_fault_mode)
     if not modes:
         return None
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7.5, 4.2))
     positions = list(range(len(modes)))
-    categories = sorted({row.category for row in rows if row.scored})
+    categories = metrics.by_category_and_mode
     if len(categories) > 1:
-        cells = rates_by([row for row in rows if row.scored], lambda row: (row.category, row.fault_mode))
-        for category in categories:
-            rates = [cells[category, mode].rate if (category, mode) in cells else None for mode in modes]
-            axes.plot(positions, [r if r is not None else float("nan") for r in rates], color=_GREY,
+        for cells in categories.values():
+            line = [cells[mode].rate if mode in cells else None for mode in modes]
+            axes.plot(positions, [r if r is not None else float("nan") for r in line], color=_GREY,
                       linewidth=1, alpha=0.7)
-    overall = [metrics.by_fault_mode[mode].rate or 0.0 for mode in modes]
-    axes.plot(positions, overall, color=_BLUE, linewidth=2.5, marker="o", label="all tasks")
-    for x, y, mode in zip(positions, overall, modes, strict=True):
-        rate = metrics.by_fault_mode[mode]
-        axes.annotate(f"{y:.0%} ({rate.passed}/{rate.total})", (x, y), textcoords="offset points", xytext=(0, 8),
-                      ha="center", fontsize=9)
+    rates = [metrics.by_fault_mode[mode] for mode in modes]
+    overall = [rate.rate or 0.0 for rate in rates]
+    axes.errorbar(positions, overall, yerr=_errors(rates), color=_BLUE, linewidth=2.5, elinewidth=1.2, marker="o",
+                  capsize=4, label="all tasks")
+    for x, y, rate in zip(positions, overall, rates, strict=True):
+        axes.annotate(f"{y:.0%} ({rate.passed}/{rate.total})", (x, y), textcoords="offset points", xytext=(8, 8),
+                      ha="left", fontsize=9)
     axes.set_xticks(positions, modes)
     axes.set_xlim(-0.4, len(modes) - 0.6)
     axes.set_ylim(0, 1.1)
-    axes.set_ylabel("completion rate")
+    axes.set_ylabel("completion rate (bars: 95 % interval)")
     axes.set_title("Degradation across fault modes" + (" (grey: one line per category)" if len(categories) > 1
                                                        else ""))
     axes.grid(axis="y", alpha=0.3)
     return Figure("degradation", "Degradation across fault modes", _png(figure))
 
 
-def figures(metrics: RunMetrics, rows: list[ResultRow]) -> list[Figure]:
-    return [figure for figure in (completion_by_category(metrics), degradation(metrics, rows)) if figure]
+def figures(metrics: RunMetrics) -> list[Figure]:
+    return [figure for figure in (completion_by_category(metrics), degradation(metrics)) if figure]

@@ -10,8 +10,19 @@ from typing import Literal
 
 from occusim.environments import Usage
 
-from ._metrics import ROLES, Rate, compute_metrics, rates_by
+from ._metrics import (
+    LEVEL_OF,
+    ROLES,
+    Rate,
+    Robustness,
+    RunMetrics,
+    Share,
+    compute_metrics,
+    fault_sorted,
+    rates_by,
+)
 from ._plots import Figure, figures
+from ._resampling import Interval
 from ._results import ResultRow, RunConfig, load_rows
 
 ReportFormat = Literal["md", "html"]
@@ -39,8 +50,22 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
+def _interval(ci: Interval | None, spec: str = ".1%") -> str:
+    return "n/a" if ci is None else f"[{ci.low:{spec}}, {ci.high:{spec}}]"
+
+
 def _rate(rate: Rate) -> list[str]:
-    return [f"{rate.passed}/{rate.total}", _percent(rate.rate)]
+    return [f"{rate.passed}/{rate.total}", _percent(rate.rate), _interval(rate.ci)]
+
+
+def _share(share: Share) -> str:
+    return f"{share.count}/{share.total} ({_percent(share.rate)}, 95 % CI {_interval(share.ci)})"
+
+
+def _cell(rate: Rate | None) -> str:
+    if rate is None:
+        return "-"
+    return f"{rate.passed}/{rate.total} {_percent(rate.rate)} {_interval(rate.ci)}"
 
 
 def _usage_row(role: str, usage: Usage) -> list[str]:
@@ -49,54 +74,104 @@ def _usage_row(role: str, usage: Usage) -> list[str]:
             f"{usage.completion_tokens:,}", cost]
 
 
+def _robustness(value: Robustness) -> str:
+    if value.value is None:
+        return f"undefined - {value.note}"
+    label = " (partial)" if value.partial else ""
+    return f"{value.value:.3f}{label}, 95 % CI {_interval(value.ci, '.3f')} - {value.note}"
+
+
+def _provenance(config: RunConfig) -> list[tuple[str, str]]:
+    provenance = config.provenance
+    if provenance is None:
+        return [("Provenance", "not recorded (written by an older occusim)")]
+    facts = [("Protocol", provenance.protocol), ("occusim version", provenance.occusim_version or "unknown"),
+             ("Prompt versions", ", ".join(f"{role} {version}" for role, version in provenance.prompt_versions.items())
+              or "unknown")]
+    if provenance.harness_files:
+        facts.append(("Harness files", ", ".join(f"{path} {digest[:12]}"
+                                                  for path, digest in provenance.harness_files.items())))
+    return facts
+
+
 def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool = True) -> Report:
     metrics = compute_metrics(rows)
+    judge = metrics.judge
     facts = [
         ("Agent model", config.agent_model),
         ("World model", config.world_model),
         ("Judge model", f"{config.judge_model} ({config.judge_votes} votes)"),
+        *_provenance(config),
         ("Tasks", config.tasks),
         ("Fault modes", f"{', '.join(config.faults)} (count {config.fault_count}, duration {config.fault_duration})"),
         ("Trials", f"{config.trials} (seeds {config.seed}..{config.seed + config.trials - 1})"),
         ("Transport", config.transport),
-        ("Episodes", f"{metrics.episodes} ({metrics.scored} scored, {metrics.infra_errors} infrastructure errors)"),
-        ("Completion rate", f"{_percent(metrics.completion.rate)} ({metrics.completion.passed}/{metrics.completion.total})"),
+        ("Episodes", f"{metrics.episodes} ({metrics.scored} scored, {metrics.unjudged} unjudged, "
+                     f"{metrics.infra_errors} infrastructure errors)"),
+        ("Completion rate", f"{_percent(metrics.completion.rate)} ({metrics.completion.passed}/"
+                            f"{metrics.completion.total}), 95 % CI {_interval(metrics.completion.ci)}"),
         ("Mean score", "n/a" if metrics.mean_score is None else f"{metrics.mean_score:.3f}"),
-        ("Robustness", ("undefined" if metrics.robustness.value is None else f"{metrics.robustness.value:.3f}")
-         + f" - {metrics.robustness.note}"),
+        ("Robustness", _robustness(metrics.robustness)),
+        ("Judge abstentions", f"{_share(judge.abstentions)} of votes; "
+                              f"{judge.episodes_with_abstentions} episode(s) with at least one"),
+        ("Judge ties", f"{_share(judge.ties)} of llm checks"),
         ("Simulator error rate", f"{_percent(metrics.simulator_error_rate)} ({metrics.simulator_error_steps} of "
-                                 f"{metrics.steps} steps)"),
+                                 f"{metrics.steps} steps), 95 % CI {_interval(metrics.simulator_error_ci)}"),
     ]
-    clean = metrics.by_fault_mode.get("E0")
+    modes = fault_sorted({mode for cells in metrics.by_category_and_mode.values() for mode in cells})
     tables = [
-        Table("Completion by fault mode", ["Fault mode", "Passed", "Rate", "Relative to E0"], [
-            [mode, *_rate(rate), _percent(rate.rate / clean.rate) if clean and clean.rate and rate.rate is not None
-             else "n/a"]
-            for mode, rate in metrics.by_fault_mode.items()
-        ]),
-        Table("Completion by category", ["Category", "Passed", "Rate"],
+        Table("Completion by fault mode", ["Fault mode", "Passed", "Rate", "95 % CI"],
+              [[mode, *_rate(rate)] for mode, rate in metrics.by_fault_mode.items()],
+              note="All scored episodes of each mode. 95 % CI: bootstrap over tasks; see docs/metrics.md."),
+        _robustness_table(metrics.robustness),
+        Table("Completion by category and fault mode", ["Category", *modes],
+              [[name, *(_cell(cells.get(mode)) for mode in modes)]
+               for name, cells in metrics.by_category_and_mode.items()],
+              note="Each cell: passed/scored, rate, 95 % CI."),
+        Table("Completion by category (all fault modes pooled)", ["Category", "Passed", "Rate", "95 % CI"],
               [[name, *_rate(rate)] for name, rate in metrics.by_category.items()]),
-        Table("Completion by difficulty", ["Difficulty", "Passed", "Rate"],
+        Table("Completion by difficulty (all fault modes pooled)", ["Difficulty", "Passed", "Rate", "95 % CI"],
               [[str(level), *_rate(rate)] for level, rate in metrics.by_difficulty.items()]),
-        Table("pass@k and pass^k", ["k", "pass@k", "pass^k"],
-              [[str(k), f"{metrics.pass_at_k[k]:.3f}", f"{metrics.pass_hat_k[k]:.3f}"] for k in metrics.pass_at_k],
+        Table("pass@k and pass^k", ["k", "pass@k", "pass@k 95 % CI", "pass^k", "pass^k 95 % CI"],
+              [[str(k), f"{metrics.pass_at_k[k]:.3f}", _interval(metrics.pass_at_k_ci.get(k), ".3f"),
+                f"{metrics.pass_hat_k[k]:.3f}", _interval(metrics.pass_hat_k_ci.get(k), ".3f")]
+               for k in metrics.pass_at_k],
               note="Unbiased estimators per (task, fault mode), averaged; see docs/metrics.md."),
+        _faults_table(metrics),
         Table("Tokens and cost by role", ["Role", "Calls", "Cached", "Prompt tokens", "Completion tokens", "Cost"],
               [_usage_row(role, metrics.usage_by_role[role]) for role in ROLES],
               note="Includes the attempts that ended in infrastructure errors; cost is unknown for unpriced models."),
         _task_table(rows),
     ]
-    if metrics.infra_errors:
-        tables.append(Table("Infrastructure errors (not counted as agent failures)", ["Episode", "Error"],
-                            [[message.split(": ", 1)[0], message.split(": ", 1)[1]]
-                             for message in metrics.infra_error_messages]))
-    return Report("occusim run report", facts, tables, figures(metrics, rows) if with_figures else [])
+    for title, messages in (("Unjudged episodes (the judge could not decide; not counted as agent failures)",
+                             metrics.unjudged_messages),
+                            ("Infrastructure errors (not counted as agent failures)", metrics.infra_error_messages)):
+        if messages:
+            tables.append(Table(title, ["Episode", "Error"],
+                                [[message.split(": ", 1)[0], message.split(": ", 1)[1]] for message in messages]))
+    return Report("occusim run report", facts, tables, figures(metrics) if with_figures else [])
+
+
+def _robustness_table(value: Robustness) -> Table:
+    rows = [[mode, f"{rate:.1%}", LEVEL_OF[mode]] for mode, rate in value.rates.items()]
+    note = (f"Over the {value.tasks} task(s) scored in E0 and in every faulted mode; each task weighs the same."
+            + (f" Partial: no scored {', '.join(value.missing)}." if value.partial else ""))
+    return Table("Robustness (paired)", ["Fault mode", "Completion over the paired tasks", "Level"], rows, note=note)
+
+
+def _faults_table(metrics: RunMetrics) -> Table:
+    rows = []
+    for mode, met in metrics.faults_met.items():
+        mean = "n/a" if met.mean is None else f"{met.mean:.2f} {met.counted}"
+        rows.append([mode, str(met.episodes), mean, "n/a" if met.short is None else _share(met.short)])
+    return Table("Faults met per episode", ["Fault mode", "Scored episodes", "Mean met", "Met fewer than planned"],
+                 rows, note="Rows that do not record faults met count the calls a fault hit instead.")
 
 
 def _task_table(rows: list[ResultRow]) -> Table:
-    modes = sorted({row.fault_mode for row in rows})
+    modes = fault_sorted({row.fault_mode for row in rows})
     cells: dict[tuple[str, str], Rate] = rates_by([row for row in rows if row.scored],
-                                                  lambda row: (row.task_id, row.fault_mode))
+                                                  lambda row: (row.task_id, row.fault_mode), interval=False)
     body = [[task, *(f"{cells[task, m].passed}/{cells[task, m].total}" if (task, m) in cells else "-"
                      for m in modes)] for task in sorted({task for task, _ in cells})]
     return Table("Passed trials by task", ["Task", *modes], body)

@@ -9,15 +9,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from occusim.environments import FaultMode, Usage
+from occusim.environments import FaultMode, ProtocolName, Usage
 from occusim.judge import Verdict
+
+from ._provenance import Provenance, provenance_changes
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 EPISODES_DB = "episodes.db"
 
 Transport = Literal["inprocess", "stdio", "http"]
-Protocol = Literal["native", "occubench"]
 RowStatus = Literal["ok", "infra_error"]
 # The settings that decide what an episode is; a resumed run must keep them.
 IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "seed", "mode",
@@ -53,10 +54,11 @@ class RunConfig(BaseModel):
     judge_votes: int = Field(default=3, ge=1)
     agent_temperature: float = 0.0
     agent_max_turns: int | None = Field(default=None, description="Model turns per episode; default max_steps + 5.")
-    protocol: Protocol = Field(
+    protocol: ProtocolName = Field(
         default="native",
         description="native (occusim's agent, world model and judge) or occubench (OccuBench's harness, replicated).",
     )
+    provenance: Provenance | None = Field(default=None, description="Protocol, code and prompt versions of the run.")
 
     def trial_seed(self, trial: int) -> int:
         """The seed of trial `trial`: it drives the fault schedule, the agent's sampling and the judge's order."""
@@ -156,8 +158,10 @@ class RunDir:
             return
         previous = self.read_config()
         changed = [name for name in IDENTITY_FIELDS if getattr(previous, name) != getattr(config, name)]
-        if changed:
-            details = ", ".join(f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}" for name in changed)
+        differences = [f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}" for name in changed]
+        differences += provenance_changes(previous.provenance, config.provenance)
+        if differences:
+            details = ", ".join(differences)
             raise RunError(
                 f"{self.config_path} was written for other settings ({details}); resume with the same settings "
                 "or choose another --out folder"

@@ -12,7 +12,7 @@ import string
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,6 +23,8 @@ HARNESS_FILES = ("agent.py", "lwm.py", "fault_injection.py", "verifier.py", "eva
 PROMPT_FAULT_MODES = ("E1", "E2", "E3")
 # The MCP `_meta` key under which an agent sends a tool call's arguments as its own JSON string.
 RAW_ARGUMENTS_META = "occusim/raw_arguments"
+# How an episode is run: occusim's own agent, world model and judge, or OccuBench's harness replicated.
+ProtocolName = Literal["native", "occubench"]
 
 
 class HarnessError(Exception):

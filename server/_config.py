@@ -8,12 +8,12 @@ import secrets
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from occusim.environments import format_location
+from occusim.environments import ProtocolName, format_location
 
 from ._auth import fingerprint
 
@@ -61,7 +61,7 @@ class ServiceSettings(BaseModel):
     no_auth: bool = Field(default=False, description="Serve without API keys; refused unless host is loopback.")
     world_model: str | None = None
     judge_model: str | None = None
-    protocol: Literal["native", "occubench"] = Field(
+    protocol: ProtocolName = Field(
         default="native",
         description="occubench: episodes speak OccuBench's protocol (its world model, faults and verifier), read "
                     "from the harness beside the occubench: source.",

@@ -6,9 +6,13 @@ import argparse
 import sys
 
 DESCRIPTION = """\
-Summarise a run folder written by `occusim run`: completion overall, by category, difficulty and fault
-mode, OccuBench robustness, pass@k and pass^k, tokens and cost by role, simulator and infrastructure
-errors, with plots of completion by category and of the degradation across E0-E3.
+Summarise a run folder written by `occusim run`: completion overall, by fault mode, by category x fault
+mode and by difficulty, each with a 95 % interval (a bootstrap over tasks); OccuBench robustness over the
+tasks scored in every mode (with how many, labelled partial when E1, E2 or E3 is missing); pass@k and
+pass^k; judge abstentions and ties; faults met per episode; tokens and cost by role; simulator errors;
+unjudged and infrastructure-error episodes apart; the run's provenance. Plots: completion by category and
+fault mode, and the degradation across E0-E3. docs/metrics.md gives every formula; to compare two runs,
+see `occusim compare`.
 
 Markdown goes to stdout unless --out is given (then the plots are written as PNG files beside it).
 HTML is one self-contained file (inline CSS, plots embedded), written to --out or stdout.

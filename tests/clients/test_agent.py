@@ -55,7 +55,10 @@ async def test_the_transcript_is_what_the_agent_saw(service: EpisodeService):
 
     system, user = run.messages[0], run.messages[1]
     assert system == {"role": "system", "content": system_prompt(episode.scenario.occupation)}
-    assert "Emergency" in system["content"] and "incomplete or stale data" in system["content"]
+    assert "Emergency" in system["content"]
+    # Neutral in every mode: nothing tells the agent that tools fail or how to cope with it.
+    for hint in ("reliab", "fail", "error", "stale", "retry", "cross-check", "fault", "timeout"):
+        assert hint not in system["content"].lower()
     assert CATALOG.task(TASK_A).instruction.strip() in user["content"]
     tool_messages = [m for m in run.messages if m["role"] == "tool"]
     # Each tool message is the observation exactly as recorded for the step, injected faults included.

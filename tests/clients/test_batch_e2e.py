@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,16 +95,18 @@ def test_rows_carry_what_the_agent_saw(finished_run: Path):
     assert row.messages[-2]["tool_calls"][0]["function"]["name"] == "submit_result"
     assert row.agent_ended == "submitted" and row.passed is True and row.score == 1.0
     assert {tool["function"]["name"] for tool in row.tools} >= {"submit_result"}
+    # The agent is told the same in every fault mode.
+    assert row.messages[0] == rows[(TASK_B, "E2", 0)].messages[0]
     assert set(row.usage) == {"agent", "world_model", "judge"}
 
 
 def test_report_markdown_and_html(finished_run: Path, tmp_path: Path):
     assert main(["report", str(finished_run), "--out", str(tmp_path / "report.md")]) == 0
     markdown = (tmp_path / "report.md").read_text()
-    assert "| E0 | 3/4 | 75.0% | 100.0% |" in markdown
-    assert "| E2 | 1/4 | 25.0% | 33.3% |" in markdown
-    assert "**Robustness:** 0.333" in markdown
-    assert "| 2 | 0.750 | 0.250 |" in markdown
+    assert "| E0 | 3/4 | 75.0% | [" in markdown
+    assert "| E2 | 1/4 | 25.0% | [" in markdown
+    assert "**Robustness:** 0.333 (partial)" in markdown and "over 2 task(s) scored in every mode" in markdown
+    assert re.search(r"\| 2 \| 0\.750 \| [^|]+ \| 0\.250 \|", markdown)
     for image in ("report_completion_by_category.png", "report_degradation.png"):
         assert f"]({image})" in markdown
         assert (tmp_path / image).read_bytes().startswith(b"\x89PNG")

@@ -6,6 +6,7 @@ import pytest
 
 from occusim.clients import ResultRow, compute_metrics, pass_at_k, pass_hat_k, robustness
 from occusim.environments import Usage
+from occusim.judge import CheckVerdict, ItemVerdict, Verdict, Vote
 
 
 @pytest.mark.parametrize(
@@ -45,34 +46,6 @@ def test_estimators_reject_impossible_counts(n: int, c: int, k: int):
         pass_hat_k(n, c, k)
 
 
-def test_robustness_is_the_worst_faulted_mode_over_clean():
-    result = robustness({"E0": 0.8, "E1": 0.6, "E2": 0.4, "E3": 0.7})
-
-    assert result.value == pytest.approx(0.5)
-    assert "E2" in result.note
-
-
-def test_robustness_uses_only_the_modes_present():
-    assert robustness({"E0": 0.75, "E2": 0.25}).value == pytest.approx(1 / 3)
-    assert robustness({"E0": 0.5, "E3": 0.5, "prompt": 0.0}).value == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize(
-    ("rates", "reason"),
-    [
-        ({"E1": 0.5, "E2": 0.2}, "no scored E0"),
-        ({"E0": 0.0, "E1": 0.0}, "E0 completion rate is 0"),
-        ({"E0": 0.9}, "no scored E1, E2 or E3"),
-        ({"E0": 0.9, "E1": None}, "no scored E1, E2 or E3"),
-    ],
-)
-def test_robustness_says_why_it_is_undefined(rates: dict, reason: str):
-    result = robustness(rates)
-
-    assert result.value is None
-    assert reason in result.note
-
-
 def row(task: str, mode: str, trial: int, passed: bool | None, *, category: str = "Healthcare & Life Sciences",
         difficulty: int = 1, status: str = "ok", steps: int = 4, simulator_errors: int = 0,
         usage: dict[str, Usage] | None = None) -> ResultRow:
@@ -83,6 +56,77 @@ def row(task: str, mode: str, trial: int, passed: bool | None, *, category: str 
         score=(1.0 if passed else 0.0) if status == "ok" else None, steps=steps, simulator_errors=simulator_errors,
         usage=usage or {}, error=None if status == "ok" else "ProviderError: down",
     )
+
+
+def full(task: str, outcomes: dict[str, list[bool]], **kwargs) -> list[ResultRow]:
+    return [row(task, mode, trial, passed, **kwargs) for mode, trials in outcomes.items()
+            for trial, passed in enumerate(trials)]
+
+
+def test_robustness_is_the_worst_faulted_mode_over_clean():
+    rows = [*full("s/a", {"E0": [True], "E1": [True], "E2": [False], "E3": [True]}),
+            *full("s/b", {"E0": [True], "E1": [False], "E2": [False], "E3": [True]}),
+            *full("s/c", {"E0": [False], "E1": [True], "E2": [True], "E3": [False]})]
+
+    result = robustness(rows)
+
+    # E0 2/3, E1 2/3, E2 1/3, E3 2/3 over the same three tasks.
+    assert result.value == pytest.approx((1 / 3) / (2 / 3))
+    assert result.rates == pytest.approx({"E0": 2 / 3, "E1": 2 / 3, "E2": 1 / 3, "E3": 2 / 3})
+    assert (result.tasks, result.partial, result.missing) == (3, False, [])
+    assert "E2" in result.note and "partial" not in result.note
+
+
+def test_robustness_over_unpaired_tasks_no_longer_exceeds_one():
+    """One E1 infrastructure error used to leave E1 with only the task that passed: E1/E0 = 1.0/0.5 = 2.0."""
+    rows = [row("s/a", "E0", 0, True), row("s/b", "E0", 0, False),
+            row("s/a", "E1", 0, True), row("s/b", "E1", 0, None, status="infra_error")]
+    by_mode = compute_metrics(rows).by_fault_mode
+    assert by_mode["E1"].rate / by_mode["E0"].rate == 2.0  # the unpaired ratio the report used to print
+
+    result = robustness(rows)
+
+    assert result.value == pytest.approx(1.0)  # s/a alone: E1 1.0 / E0 1.0
+    assert result.tasks == 1
+    assert "1 task(s) left out" in result.note
+
+
+def test_robustness_is_labelled_partial_when_a_level_is_missing():
+    rows = [*full("s/a", {"E0": [True, True], "E2": [True, False]}),
+            *full("s/b", {"E0": [True, False], "E2": [False, False]})]
+
+    result = robustness(rows)
+
+    assert result.value == pytest.approx(0.25 / 0.75)
+    assert result.partial and result.missing == ["E1", "E3"]
+    assert "partial: no scored E1, E3" in result.note
+
+
+def test_prompt_rows_count_as_e3():
+    rows = [*full("s/a", {"E0": [True], "E1": [True], "E2": [True], "prompt": [False]}),
+            *full("s/b", {"E0": [True], "E1": [True], "E2": [False], "prompt": [True]})]
+
+    result = robustness(rows)
+
+    assert not result.partial and result.missing == []
+    assert result.value == pytest.approx(0.5)
+    assert "prompt counted as E3" in result.note
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "reason"),
+    [
+        ({"s/a": {"E1": [True], "E2": [False]}}, "no scored E0"),
+        ({"s/a": {"E0": [False], "E1": [False]}}, "E0 completion rate over 1 task(s) is 0"),
+        ({"s/a": {"E0": [True]}}, "no scored E1, E2, E3 or prompt"),
+        ({"s/a": {"E0": [True]}, "s/b": {"E1": [True]}}, "no task was scored in every mode"),
+    ],
+)
+def test_robustness_says_why_it_is_undefined(outcomes: dict, reason: str):
+    result = robustness([r for task, modes in outcomes.items() for r in full(task, modes)])
+
+    assert result.value is None
+    assert reason in result.note
 
 
 def test_compute_metrics_on_a_worked_example():
@@ -101,7 +145,9 @@ def test_compute_metrics_on_a_worked_example():
     assert (metrics.completion.passed, metrics.completion.total) == (4, 7)
     assert metrics.by_fault_mode["E0"].rate == pytest.approx(3 / 4)
     assert metrics.by_fault_mode["E1"].rate == pytest.approx(1 / 3)  # the infra error is not in the denominator
-    assert metrics.robustness.value == pytest.approx((1 / 3) / (3 / 4))
+    # Paired per task: a E0 1.0, E1 0.5; b E0 0.5, E1 0.0 (its one scored E1 trial failed).
+    assert metrics.robustness.value == pytest.approx(0.25 / 0.75)
+    assert metrics.robustness.partial and metrics.robustness.tasks == 2
     assert {name: (r.passed, r.total) for name, r in metrics.by_category.items()} == {
         "Commerce & Consumer": (1, 3), "Healthcare & Life Sciences": (3, 4),
     }
@@ -139,3 +185,71 @@ def test_empty_groups_have_no_rate():
     assert metrics.by_fault_mode == {}
     assert metrics.robustness.value is None
     assert metrics.pass_at_k == {} and metrics.simulator_error_rate is None
+
+
+def verdict(task: str, votes: list[list[bool | None]], *, passed: bool = True) -> Verdict:
+    """A verdict with one llm check per entry of `votes` (None: an abstained vote)."""
+    checks = []
+    for index, cast in enumerate(votes):
+        ayes, noes = cast.count(True), cast.count(False)
+        checks.append(CheckVerdict(index=index, id=f"answer#{index}", description="d", passed=ayes > noes,
+                                   votes=[Vote(vote=i, passed=value) for i, value in enumerate(cast)],
+                                   tie=ayes == noes, abstentions=cast.count(None)))
+    return Verdict(task_id=task, score=1.0 if passed else 0.0, passed=passed, pass_threshold=1.0, prompt_version="t",
+                   items=[ItemVerdict(id="answer", kind="llm", weight=1.0, passed=passed, deterministic=False,
+                                      checks=checks)],
+                   abstentions=sum(check.abstentions for check in checks),
+                   ties=[check.id for check in checks if check.tie])
+
+
+def test_judge_abstentions_and_ties_are_counted_from_the_verdicts():
+    rows = [
+        row("s/a", "E0", 0, True).model_copy(update={"verdict": verdict("s/a", [[True, True, None], [True] * 3])}),
+        row("s/b", "E0", 0, False).model_copy(update={"verdict": verdict("s/b", [[True, False, None]],
+                                                                          passed=False)}),
+        row("s/c", "E0", 0, True).model_copy(update={"verdict": verdict("s/c", [[True] * 3])}),
+    ]
+
+    judge = compute_metrics(rows).judge
+
+    assert judge.votes == 12
+    assert (judge.abstentions.count, judge.abstentions.total) == (2, 12)
+    assert (judge.ties.count, judge.ties.total) == (1, 4)
+    assert judge.episodes_with_abstentions == 2
+    assert judge.abstentions.ci is not None and judge.abstentions.ci.low <= 2 / 12 <= judge.abstentions.ci.high
+
+
+def test_unjudged_episodes_are_reported_apart():
+    never_decided = verdict("s/b", [[None, None, None]], passed=False)
+    unjudged = row("s/b", "E0", 0, None).model_copy(
+        update={"status": "unjudged", "verdict": never_decided, "error": "no usable judge vote on answer#0"})
+    rows = [row("s/a", "E0", 0, True), unjudged, row("s/c", "E0", 0, None, status="infra_error")]
+
+    metrics = compute_metrics(rows)
+
+    assert (metrics.episodes, metrics.scored, metrics.unjudged, metrics.infra_errors) == (3, 1, 1, 1)
+    assert (metrics.completion.passed, metrics.completion.total) == (1, 1)  # neither a pass nor a fail
+    assert metrics.unjudged_messages == ["s/b E0 trial 0: no usable judge vote on answer#0"]
+    assert metrics.infra_error_messages == ["s/c E0 trial 0: ProviderError: down"]
+    assert (metrics.judge.abstentions.count, metrics.judge.abstentions.total) == (3, 3)
+
+
+class RowWithFaultCounts(ResultRow):
+    """A row that records how many faults were planned and met (fields of newer result rows)."""
+
+    faults_planned: int | None = None
+    faults_met: int | None = None
+
+
+def test_faults_met_per_episode():
+    labelled = [row("s/a", "E2", 0, True).model_copy(update={"faults_injected": ["stale", "stale", "truncate"]}),
+                row("s/b", "E2", 0, True).model_copy(update={"faults_injected": ["stale"]})]
+    counted = [RowWithFaultCounts(**row(f"s/{name}", "E3", 0, True).model_dump(), faults_planned=2, faults_met=met)
+               for name, met in (("a", 2), ("b", 1), ("c", 0), ("d", 2))]
+
+    met = compute_metrics([*labelled, *counted, row("s/a", "E0", 0, True)]).faults_met
+
+    assert met["E0"].mean == 0 and met["E0"].counted == "faulted calls"
+    assert met["E2"].mean == 2.0 and met["E2"].counted == "faulted calls" and met["E2"].short is None
+    assert met["E3"].mean == pytest.approx(5 / 4) and met["E3"].counted == "faults"
+    assert met["E3"].short is not None and (met["E3"].short.count, met["E3"].short.total) == (2, 4)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from client_kit import synthetic_rows, write_run
 
-from occusim.clients import RunDir, build_report, render_html
+from occusim.clients import RunConfig, RunDir, build_report, render_html, render_markdown
 from occusim.clients.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -34,13 +34,32 @@ def test_markdown_report_has_the_tables(run_dir: Path, capsys: pytest.CaptureFix
     assert main(["report", str(run_dir)]) == 0
     text = capsys.readouterr().out
 
-    for title in ("Completion by fault mode", "Completion by category", "Completion by difficulty",
-                  "pass@k and pass^k", "Tokens and cost by role", "Passed trials by task",
+    for title in ("Completion by fault mode", "Robustness (paired)", "Completion by category and fault mode",
+                  "Completion by category (all fault modes pooled)", "Completion by difficulty (all fault modes pooled)",
+                  "pass@k and pass^k", "Faults met per episode", "Tokens and cost by role", "Passed trials by task",
                   "Infrastructure errors (not counted as agent failures)"):
         assert f"## {title}" in text
-    assert "- **Episodes:** 24 (23 scored, 1 infrastructure errors)" in text
+    assert "- **Episodes:** 24 (23 scored, 0 unjudged, 1 infrastructure errors)" in text
     assert "| customs/declare E3 trial 1 | ProviderError: down |" in text
     assert "![" not in text  # no image files were written for stdout
+    # customs/declare's E3 trial 1 failed to run, but its trial 0 was scored: all three tasks are paired.
+    assert re.search(r"- \*\*Robustness:\*\* \d\.\d{3}, 95 % CI \[\d\.\d{3}, \d\.\d{3}\] - min\(E1, E2, E3\) / E0 .* "
+                     r"over 3 task\(s\) scored in every mode", text)
+    assert "- **Judge abstentions:** 0/0" in text
+    assert re.search(r"\| E0 \| 3/6 \| 50\.0% \| \[\d+\.\d%, \d+\.\d%\] \|", text)
+
+
+def test_report_shows_partial_robustness_and_unjudged_episodes():
+    rows = [row for row in synthetic_rows() if row.fault_mode in ("E0", "E2")]
+    rows[0] = rows[0].model_copy(update={"status": "unjudged", "error": "no usable judge vote on answer#0"})
+    config = RunConfig(agent_model="agent-x", world_model="world-y", judge_model="judge-z", faults=["E0", "E2"])
+
+    text = render_markdown(build_report(config, rows, with_figures=False))
+
+    assert "(partial)" in text and "partial: no scored E1, E3" in text
+    assert "- **Episodes:** 12 (11 scored, 1 unjudged, 0 infrastructure errors)" in text
+    assert "## Unjudged episodes (the judge could not decide; not counted as agent failures)" in text
+    assert f"| {rows[0].task_id} E0 trial 0 | no usable judge vote on answer#0 |" in text
 
 
 def test_html_report_is_self_contained(run_dir: Path, tmp_path: Path):

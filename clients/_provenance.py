@@ -1,0 +1,91 @@
+"""What produced a run's episodes: protocol, occusim version, prompt versions and harness file hashes.
+
+Recorded in run.json; a run folder is resumed only with the same provenance, so that one table never mixes
+episodes of different prompts or code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from occusim.environments import ProtocolName
+
+VERSION_LENGTH = 16
+# Modules whose text is a prompt or decides what a model is asked (read, never imported: the server
+# package is not needed to write a run.json, and its prompts have no version constant of their own).
+_PROMPT_MODULES = {"world_model": "occusim.server._simulator_prompt", "fault_injection": "occusim.server._faults"}
+
+
+class Provenance(BaseModel):
+    """How a run's episodes were produced; `protocol` and `harness_files` are the caller's to set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: ProtocolName = Field(default="native", description="native, or occubench (OccuBench's harness).")
+    occusim_version: str = ""
+    prompt_versions: dict[str, str] = Field(
+        default_factory=dict, description="Role -> version (hash) of the prompt templates it was given.")
+    harness_files: dict[str, str] = Field(
+        default_factory=dict, description="OccuBench harness file path -> sha256, under --protocol occubench.")
+
+
+def text_version(text: str | bytes) -> str:
+    """A short version of a template: the start of its sha256 (line endings normalised)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()[:VERSION_LENGTH]
+
+
+def file_sha256(path: str | Path) -> str:
+    """The full sha256 of a file's bytes, as recorded for each harness file."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _module_version(name: str) -> str:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return "unknown"
+    return text_version(Path(spec.origin).read_bytes())
+
+
+def prompt_versions() -> dict[str, str]:
+    """The version of each role's prompt templates in this checkout of occusim."""
+    from occusim.judge import PROMPT_VERSION
+
+    from ._conversation import SYSTEM_PROMPT
+
+    versions = {"agent": text_version(SYSTEM_PROMPT)}
+    versions.update({role: _module_version(module) for role, module in _PROMPT_MODULES.items()})
+    versions["judge"] = PROMPT_VERSION
+    return versions
+
+
+def current_provenance(given: Provenance | None = None) -> Provenance:
+    """`given` (protocol, harness files) completed with this occusim's version and prompt versions."""
+    from occusim import __version__
+
+    base = given or Provenance()
+    return base.model_copy(update={"occusim_version": __version__, "prompt_versions": prompt_versions()})
+
+
+def provenance_changes(before: Provenance | None, after: Provenance | None) -> list[str]:
+    """Each difference between two provenances, named field by field (and key by key)."""
+    if before == after:
+        return []
+    if before is None or after is None:
+        recorded = "not recorded (written by an older occusim)"
+        return [f"provenance: {recorded if before is None else 'recorded'} -> "
+                f"{recorded if after is None else 'recorded'}"]
+    changes = []
+    for name in ("protocol", "occusim_version"):
+        if getattr(before, name) != getattr(after, name):
+            changes.append(f"{name}: {getattr(before, name)!r} -> {getattr(after, name)!r}")
+    for name in ("prompt_versions", "harness_files"):
+        old, new = getattr(before, name), getattr(after, name)
+        for key in sorted(old.keys() | new.keys()):
+            if old.get(key) != new.get(key):
+                changes.append(f"{name}[{key}]: {old.get(key, 'absent')!r} -> {new.get(key, 'absent')!r}")
+    return changes
