@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from occusim.environments import EpisodeRecord, LlmItem, ReferenceStep, StateItem, StepRecord, ToolCallItem
 
-from ._state_check import check_state
+from ._state_check import check_state, describe_state_check
 from ._tool_call_check import check_tool_call
 from ._verdict import CheckVerdict, ItemVerdict
 
@@ -73,24 +73,24 @@ def check_item(
     )
 
 
-def unjudged_item(item: LlmItem) -> ItemVerdict:
-    """An llm item left out because the caller asked to score only the deterministic items."""
+def unjudged_item(item: LlmItem | StateItem, reason: str = "not judged (llm items skipped)") -> ItemVerdict:
+    """An item left out: llm items the caller skipped, or state items of an episode with no tracked state."""
     checks = [
         CheckVerdict(
             index=i,
             id=f"{item.id}#{i}",
-            description=text,
+            description=text if isinstance(text, str) else describe_state_check(text),
             passed=None,
-            reason="not judged (llm items skipped)",
+            reason=reason,
         )
         for i, text in enumerate(item.checks)
     ]
     return ItemVerdict(
         id=item.id,
-        kind="llm",
+        kind=item.kind,
         weight=item.weight,
         description=item.description,
         passed=None,
         checks=checks,
-        deterministic=False,
+        deterministic=isinstance(item, StateItem),
     )

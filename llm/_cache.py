@@ -52,11 +52,13 @@ class ResponseCache:
         messages: list[dict],
         tools: list[dict] | None,
         response_schema: dict | None,
-        temperature: float,
+        temperature: float | None,
         seed: int | None,
         max_tokens: int | None,
     ) -> str:
-        request = [model, api_base, messages, tools, response_schema, float(temperature), seed, max_tokens]
+        # None (the provider's default temperature) keys apart from every explicit value.
+        sampling = None if temperature is None else float(temperature)
+        request = [model, api_base, messages, tools, response_schema, sampling, seed, max_tokens]
         canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

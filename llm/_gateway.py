@@ -30,7 +30,7 @@ async def complete(
     *,
     tools: list[dict] | None = None,
     response_schema: dict | None = None,
-    temperature: float = 0.0,
+    temperature: float | None = 0.0,
     seed: int | None = None,
     timeout: float = 120.0,  # noqa: ASYNC109 - forwarded to the provider request, not awaited here
     max_tokens: int | None = None,
@@ -38,7 +38,10 @@ async def complete(
     cache: ResponseCache | bool | None = None,
     retry: RetryPolicy | None = None,
 ) -> Completion:
-    """Ask `model` for one chat completion, with caching, retries and usage accounting."""
+    """Ask `model` for one chat completion, with caching, retries and usage accounting.
+
+    `temperature=None` sends no temperature (the provider's default); `max_tokens=None` sends no cap.
+    """
     config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
     store = _select_cache(cache, config, temperature, seed)
     key = None
@@ -74,7 +77,7 @@ async def complete(
 
 
 def _select_cache(
-    cache: ResponseCache | bool | None, config: ModelConfig, temperature: float, seed: int | None
+    cache: ResponseCache | bool | None, config: ModelConfig, temperature: float | None, seed: int | None
 ) -> ResponseCache | None:
     if isinstance(cache, ResponseCache):
         return cache
@@ -93,19 +96,19 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
     timeout = request["timeout"]
     kwargs: dict[str, Any] = {
         "messages": messages,
-        "temperature": request["temperature"],
         "timeout": timeout,
         # Retries are ours (RetryPolicy); the provider clients must not add their own.
         "num_retries": 0,
         "max_retries": 0,
         "drop_params": True,
     }
-    for name in ("seed", "max_tokens", "tools"):
+    for name in ("temperature", "seed", "max_tokens", "tools"):
         if request[name] is not None:
             kwargs[name] = request[name]
 
     schema = request["response_schema"]
     schema_native = True
+    finish_reason = None
     if config.is_scripted:
         reply = await asyncio.wait_for(
             run_responder(scripted_responder(config.model), messages, request), timeout
@@ -113,6 +116,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
         kwargs.update(model=SCRIPTED_LITELLM_MODEL, custom_llm_provider="openai", mock_response=reply.text)
         if reply.tool_calls:
             kwargs["mock_tool_calls"] = mock_tool_calls(reply)
+        finish_reason = reply.finish_reason
     elif config.is_local:
         endpoint = await local_endpoint(config.model)
         kwargs.update(model=endpoint.litellm_model, api_base=endpoint.api_base, api_key=endpoint.api_key)
@@ -135,7 +139,10 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
             }
         else:
             kwargs["messages"] = _with_json_instruction(messages, schema)
-    return await litellm.acompletion(**kwargs)
+    response = await litellm.acompletion(**kwargs)
+    if finish_reason is not None:
+        response.choices[0].finish_reason = finish_reason
+    return response
 
 
 def _supports_schema(litellm: Any, model: str) -> bool:
