@@ -75,15 +75,12 @@ def check_item(
 
 def unjudged_item(item: LlmItem | StateItem, reason: str = "not judged (llm items skipped)") -> ItemVerdict:
     """An item left out: llm items the caller skipped, or state items of an episode with no tracked state."""
+    descriptions = (
+        list(item.checks) if isinstance(item, LlmItem) else [describe_state_check(c) for c in item.checks]
+    )
     checks = [
-        CheckVerdict(
-            index=i,
-            id=f"{item.id}#{i}",
-            description=text if isinstance(text, str) else describe_state_check(text),
-            passed=None,
-            reason=reason,
-        )
-        for i, text in enumerate(item.checks)
+        CheckVerdict(index=i, id=f"{item.id}#{i}", description=text, passed=None, reason=reason)
+        for i, text in enumerate(descriptions)
     ]
     return ItemVerdict(
         id=item.id,
