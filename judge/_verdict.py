@@ -82,7 +82,9 @@ class Verdict(BaseModel):
         "tracked state); any makes the episode unjudged.",
     )
     reasks: int = Field(default=0, description="Extra requests made because an answer was unusable.")
-    settings: JudgeSettings = Field(default_factory=JudgeSettings)
+    settings: JudgeSettings | None = Field(
+        default=None, description="How the votes were sampled and counted; None in verdicts stored before it was."
+    )
     usage: Usage = Field(default_factory=Usage)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
