@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from occusim.environments import EpisodeRecord, LlmItem, Scenario, StateItem, Task, Usage
+from occusim.environments import EpisodeRecord, LlmItem, Scenario, StateItem, Task, ToolCallItem, Usage
 from occusim.llm import ModelConfig
 
 from ._errors import JudgeError
@@ -83,14 +83,16 @@ async def judge(
         judged = {verdict.id: verdict for verdict in judgment.items}
         usage, reasks = judgment.usage, judgment.reasks
     untracked = record.mode == "history"
-    items = [
-        judged.get(item.id) or unjudged_item(item)
-        if isinstance(item, LlmItem)
-        else unjudged_item(item, UNTRACKED_STATE)
-        if untracked and isinstance(item, StateItem)
-        else check_item(item, record)
-        for item in rubric_items
-    ]
+
+    def verdict_of(item: LlmItem | StateItem | ToolCallItem) -> ItemVerdict:
+        if isinstance(item, LlmItem):
+            return judged.get(item.id) or unjudged_item(item)
+        if untracked and isinstance(item, StateItem):
+            # History mode never changes the state: checking it would fail every write the agent made.
+            return unjudged_item(item, UNTRACKED_STATE)
+        return check_item(item, record)
+
+    items = [verdict_of(item) for item in rubric_items]
     score, passed = score_items(items, task.rubric.pass_threshold)
     checks = [check for item in items for check in item.checks]
     return Verdict(
