@@ -146,7 +146,9 @@ class BatchRunner:
         config = self.config = config.model_copy(update={"provenance": current_provenance(provenance)})
         self.folder.check_resumable(config)
         self.folder.write_config(config)
-        done = {row.key for row in self.folder.latest_rows() if row.status == "ok"}
+        # An unjudged row is final too: its episode was fine, and re-running it until the judge can read it
+        # would keep only the episodes the judge happens to read.
+        done = {row.key for row in self.folder.latest_rows() if row.status in ("ok", "unjudged")}
         every = combinations(config, tasks)
         work = [combo for combo in every if combo.key not in done]
         summary = BatchSummary(self.folder.path, config, [], skipped=len(every) - len(work))
@@ -278,8 +280,8 @@ class BatchRunner:
         await self.store.save_judgment(record.id, verdict)
         assert run is not None
         return self._row(
-            combo, status="ok", attempts=attempt, usage=spent.by_role, duration=time.perf_counter() - started,
-            record=record, run=run, verdict=verdict,
+            combo, status="unjudged" if verdict.unjudged else "ok", attempts=attempt, usage=spent.by_role,
+            duration=time.perf_counter() - started, record=record, run=run, verdict=verdict,
         )
 
     def _row(self, combo: Combination, *, status: RowStatus, attempts: int, usage: dict[str, Usage], duration: float,
@@ -290,15 +292,16 @@ class BatchRunner:
         task = self.catalog.task(combo.task_id)
         scenario = self.catalog.scenario_of(task)
         steps = record.steps if record is not None else []
+        scored = verdict if verdict is not None and not verdict.unjudged else None
         return ResultRow(
             task_id=task.id, scenario_id=scenario.id, category=scenario.category, difficulty=task.difficulty,
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
             trial=combo.trial, seed=config.trial_seed(combo.trial), agent_model=config.agent_model,
             world_model=config.world_model, judge_model=config.judge_model, transport=config.transport,
             status=status, error=error, attempts=attempts, episode_id=record.id if record else None,
-            score=verdict.score if verdict is not None else None,
-            passed=bool(verdict.passed) if verdict is not None else None,
-            verdict=verdict, usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},
+            score=scored.score if scored else None, passed=bool(scored.passed) if scored else None,
+            verdict=verdict, **_judge_counts(verdict),
+            usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},
             steps=len(steps), simulator_errors=sum(1 for step in steps if is_simulator_error(step)),
             faults_injected=[step.fault.label for step in steps if step.fault is not None],
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
@@ -332,6 +335,16 @@ def _occubench_setup(config: RunConfig, catalog: Catalog, tasks: list[Task]) -> 
     return harness, tasks
 
 
+def _judge_counts(verdict: Verdict | None) -> dict[str, Any]:
+    """The judge's abstentions, ties, re-asks and undecided checks, as row fields the report can add up."""
+    if verdict is None:
+        return {}
+    voted = [check for item in verdict.items if item.kind == "llm" for check in item.checks if check.votes]
+    return {"judge_checks": len(voted), "judge_check_votes": sum(len(check.votes) for check in voted),
+            "judge_abstentions": verdict.abstentions, "judge_ties": len(verdict.ties),
+            "judge_reasks": verdict.reasks, "unjudged_checks": verdict.unjudged_checks}
+
+
 class _Progress:
     """A rich progress bar showing the pass rate so far; silent when disabled."""
 
@@ -342,6 +355,7 @@ class _Progress:
         self.passed = 0
         self.scored = 0
         self.infra = 0
+        self.unjudged = 0
         self._progress: Any = None
         self._task: Any = None
 
@@ -365,6 +379,8 @@ class _Progress:
         if row.status == "ok":
             self.scored += 1
             self.passed += int(bool(row.passed))
+        elif row.status == "unjudged":
+            self.unjudged += 1
         else:
             self.infra += 1
         if self._progress is not None:
@@ -372,7 +388,7 @@ class _Progress:
 
     def _text(self) -> str:
         rate = f"{self.passed / self.scored:.0%}" if self.scored else "-"
-        text = f"pass {self.passed}/{self.scored} ({rate})  infra errors {self.infra}"
+        text = f"pass {self.passed}/{self.scored} ({rate})  infra errors {self.infra}  unjudged {self.unjudged}"
         return text + (f"  resumed past {self.skipped}" if self.skipped else "")
 
 

@@ -19,7 +19,9 @@ RESULTS_FILE = "results.jsonl"
 EPISODES_DB = "episodes.db"
 
 Transport = Literal["inprocess", "stdio", "http"]
-RowStatus = Literal["ok", "infra_error"]
+# unjudged: the episode ran, but the judge could not decide one of its checks (no usable vote); like
+# infra_error it is never scored against the agent, and it is reported apart.
+RowStatus = Literal["ok", "infra_error", "unjudged"]
 # The settings that decide what an episode is; a resumed run must keep them.
 IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "seed", "mode",
                    "judge_votes", "agent_temperature", "sources", "protocol")
@@ -102,6 +104,12 @@ class ResultRow(BaseModel):
     score: float | None = None
     passed: bool | None = None
     verdict: Verdict | None = None
+    judge_checks: int = Field(default=0, description="llm checks the judge voted on (the tie-rate denominator).")
+    judge_check_votes: int = Field(default=0, description="llm checks x votes (the abstention-rate denominator).")
+    judge_abstentions: int = Field(default=0, description="Votes on a check with no usable answer (fail votes).")
+    judge_ties: int = Field(default=0, description="llm checks whose votes tied (not passed).")
+    judge_reasks: int = Field(default=0, description="Extra judge requests made because an answer was unusable.")
+    unjudged_checks: list[str] = Field(default_factory=list, description="Checks the judge could not decide.")
     usage: dict[str, Usage] = Field(default_factory=dict, description="By role: agent, world_model, judge.")
     steps: int = 0
     simulator_errors: int = Field(default=0, description="Steps whose world model gave no usable answer.")

@@ -13,12 +13,15 @@ from ._occubench_verifier import (
 from ._prompt import PROMPT_VERSION
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
+from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
 from ._state_check import check_state
 from ._tool_call_check import check_tool_call, counts_as_call
 from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
+from ._voting import vote_seed
 
 __all__ = [
     "JUDGE_PATH",
+    "MAX_REASKS",
     "MAX_VOTES",
     "PROMPT_VERSION",
     "Agreement",
@@ -27,8 +30,10 @@ __all__ = [
     "JudgeError",
     "JudgeModelError",
     "JudgeRequest",
+    "JudgeSettings",
     "LabelComparison",
     "LabeledEpisode",
+    "NoUsableVote",
     "Verdict",
     "Vote",
     "agreement",
@@ -48,4 +53,5 @@ __all__ = [
     "trajectory_from_messages",
     "trajectory_from_record",
     "verify_occubench",
+    "vote_seed",
 ]

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from occusim.environments import EpisodeRecord, LlmItem, Scenario, Task, Usage
+from occusim.environments import EpisodeRecord, LlmItem, Scenario, StateItem, Task, ToolCallItem, Usage
 from occusim.llm import ModelConfig
 
 from ._errors import JudgeError
 from ._llm_judge import judge_llm_items
 from ._prompt import PROMPT_VERSION
 from ._scoring import check_item, score_items, unjudged_item
+from ._settings import JudgeSettings
 from ._verdict import ItemVerdict, Verdict
 
 VERIFICATION_PLAN_ID = "verification_plan"
 MAX_VOTES = 15
+UNTRACKED_STATE = "not judged: the simulator tracked no state in this episode (history mode)"
 
 
 def verification_plan_item(task: Task) -> LlmItem | None:
@@ -42,12 +44,17 @@ async def judge(
     votes: int = 3,
     seed: int = 0,
     llm_items: Literal["judge", "skip"] = "judge",
+    settings: JudgeSettings | None = None,
 ) -> Verdict:
     """Score `record` against `task`: deterministic items directly, llm items by k-vote majority.
 
     With `llm_items="skip"` no model is called: llm items (and the verification plan) are reported as
-    unjudged and the verdict is partial. Raises JudgeError when the judge model cannot be reached.
+    unjudged and the verdict is partial. A check that none of its votes could answer, and a state check
+    of an episode whose state was not tracked (history mode), cannot be decided: they are listed in
+    `unjudged_checks`. `settings` defaults to JudgeSettings.from_env(). Raises JudgeModelError when the
+    judge model cannot be reached, JudgeError for unusable arguments.
     """
+    settings = settings if settings is not None else JudgeSettings.from_env()
     if not 1 <= votes <= MAX_VOTES:
         raise JudgeError(f"votes must be between 1 and {MAX_VOTES}, got {votes}")
     if record.task_id != task.id:
@@ -57,11 +64,12 @@ async def judge(
     pending = [item for item in rubric_items if isinstance(item, LlmItem)]
     judged: dict[str, ItemVerdict] = {}
     usage = Usage()
+    reasks = 0
     judge_model: str | None = None
     if pending and llm_items == "judge":
         config = _resolve(model)
         judge_model = config.model
-        verdicts, usage = await judge_llm_items(
+        judgment = await judge_llm_items(
             pending,
             task,
             record,
@@ -69,15 +77,22 @@ async def judge(
             model=config,
             votes=votes,
             seed=seed,
+            settings=settings,
             exemplars=task.rubric.exemplars,
         )
-        judged = {verdict.id: verdict for verdict in verdicts}
-    items = [
-        check_item(item, record)
-        if not isinstance(item, LlmItem)
-        else judged.get(item.id) or unjudged_item(item)
-        for item in rubric_items
-    ]
+        judged = {verdict.id: verdict for verdict in judgment.items}
+        usage, reasks = judgment.usage, judgment.reasks
+    untracked = record.mode == "history"
+
+    def verdict_of(item: LlmItem | StateItem | ToolCallItem) -> ItemVerdict:
+        if isinstance(item, LlmItem):
+            return judged.get(item.id) or unjudged_item(item)
+        if untracked and isinstance(item, StateItem):
+            # History mode never changes the state: checking it would fail every write the agent made.
+            return unjudged_item(item, UNTRACKED_STATE)
+        return check_item(item, record)
+
+    items = [verdict_of(item) for item in rubric_items]
     score, passed = score_items(items, task.rubric.pass_threshold)
     checks = [check for item in items for check in item.checks]
     return Verdict(
@@ -94,6 +109,14 @@ async def judge(
         seed=seed,
         abstentions=sum(check.abstentions for check in checks),
         ties=[check.id for check in checks if check.tie],
+        unjudged_checks=[
+            check.id
+            for item in items
+            for check in item.checks
+            if check.unjudged or (untracked and item.kind == "state")
+        ],
+        reasks=reasks,
+        settings=settings,
         usage=usage,
     )
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from occusim.environments import EpisodeRecord, LlmItem, ReferenceStep, StateItem, StepRecord, ToolCallItem
 
-from ._state_check import check_state
+from ._state_check import check_state, describe_state_check
 from ._tool_call_check import check_tool_call
 from ._verdict import CheckVerdict, ItemVerdict
 
@@ -73,24 +73,21 @@ def check_item(
     )
 
 
-def unjudged_item(item: LlmItem) -> ItemVerdict:
-    """An llm item left out because the caller asked to score only the deterministic items."""
+def unjudged_item(item: LlmItem | StateItem, reason: str = "not judged (llm items skipped)") -> ItemVerdict:
+    """An item left out: llm items the caller skipped, or state items of an episode with no tracked state."""
+    descriptions = (
+        list(item.checks) if isinstance(item, LlmItem) else [describe_state_check(c) for c in item.checks]
+    )
     checks = [
-        CheckVerdict(
-            index=i,
-            id=f"{item.id}#{i}",
-            description=text,
-            passed=None,
-            reason="not judged (llm items skipped)",
-        )
-        for i, text in enumerate(item.checks)
+        CheckVerdict(index=i, id=f"{item.id}#{i}", description=text, passed=None, reason=reason)
+        for i, text in enumerate(descriptions)
     ]
     return ItemVerdict(
         id=item.id,
-        kind="llm",
+        kind=item.kind,
         weight=item.weight,
         description=item.description,
         passed=None,
         checks=checks,
-        deterministic=False,
+        deterministic=isinstance(item, StateItem),
     )

@@ -9,17 +9,20 @@ from pydantic import BaseModel, Field
 
 from occusim.environments import Usage
 
+from ._settings import JudgeSettings
+
 ItemKind = Literal["llm", "state", "tool_call"]
 
 
 class Vote(BaseModel):
-    """One judge vote on one check; `passed` is None when the vote abstained (unparseable or missing)."""
+    """One judge vote on one check; `passed` is None when no answer to it was usable (an abstention)."""
 
     vote: int = Field(description="Which of the k votes (0-based).")
-    passed: bool | None
+    passed: bool | None = Field(description="None: abstained, counted as a fail vote by the tally.")
     reason: str = ""
     evidence_steps: list[int] = Field(default_factory=list)
     position: int | None = Field(default=None, description="Where the check appeared in this vote's order.")
+    attempts: int = Field(default=1, description="Requests made for this vote until it answered this check.")
 
 
 class CheckVerdict(BaseModel):
@@ -34,8 +37,13 @@ class CheckVerdict(BaseModel):
         default_factory=list, description="Step indexes supporting the outcome."
     )
     votes: list[Vote] = Field(default_factory=list)
-    tie: bool = Field(default=False, description="No strict majority among the votes cast (not passed).")
-    abstentions: int = 0
+    tie: bool = Field(
+        default=False, description="As many pass votes as fail votes, abstentions counted as fails (not passed)."
+    )
+    abstentions: int = Field(default=0, description="Votes with no usable answer, counted as fail votes.")
+    unjudged: bool = Field(
+        default=False, description="No vote was usable, so the judge could not decide (passed is None)."
+    )
 
 
 class ItemVerdict(BaseModel):
@@ -66,10 +74,26 @@ class Verdict(BaseModel):
     prompt_version: str
     votes: int = Field(default=0, description="Votes cast per llm check (0 when no llm item was judged).")
     seed: int = 0
-    abstentions: int = 0
+    abstentions: int = Field(default=0, description="Votes with no usable answer, over all llm checks.")
     ties: list[str] = Field(default_factory=list, description="Ids of the checks whose votes tied.")
+    unjudged_checks: list[str] = Field(
+        default_factory=list,
+        description="Ids of the checks that could not be decided (no usable vote, or a state check without a "
+        "tracked state); the episode is unjudged when they could still change whether it passes.",
+    )
+    reasks: int = Field(default=0, description="Extra requests made because an answer was unusable.")
+    settings: JudgeSettings | None = Field(
+        default=None, description="How the votes were sampled and counted; None in verdicts stored before it was."
+    )
     usage: Usage = Field(default_factory=Usage)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def unjudged(self) -> bool:
+        """The judge could not decide a check that could still change the outcome: an infrastructure outcome,
+        never the agent's failure. An episode that fails on its decided items alone stays a failure, so that
+        leaving it out cannot raise the completion rate."""
+        return bool(self.unjudged_checks) and self.passed is None
 
     def item(self, item_id: str) -> ItemVerdict:
         for item in self.items:

@@ -1,13 +1,14 @@
 """Voting: read each vote's verdicts back by check id, count abstentions, decide by strict majority.
 
-A vote abstains on a check when its output cannot be parsed, misses the check, gives a non-boolean
-`passed`, or answers the check twice with opposite verdicts. The majority is taken over the votes cast
-(abstentions are counted and reported, never read as fails); equal counts, including none cast, are a tie:
-not passed, and flagged.
+A vote abstains on a check when its output cannot be parsed, was cut short, misses the check, gives a
+non-boolean `passed`, or answers the check twice with opposite verdicts. An abstention counts as a fail
+vote (OccuBench's rule); equal counts are a tie: not passed, and flagged. A check no vote could answer
+is unjudged (or failed, under the `fail` rule), never decided by the votes it does not have.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
 from itertools import permutations
@@ -16,6 +17,7 @@ from typing import Any
 from occusim.llm import LLMOutputError, parse_json_output
 
 from ._prompt import JudgedCheck
+from ._settings import NoUsableVote
 from ._verdict import CheckVerdict, Vote
 
 # Beyond this many checks there are so many orders that repeated draws practically never collide.
@@ -37,13 +39,32 @@ def vote_orders(count: int, votes: int, seed: int) -> list[list[int]]:
     return orders
 
 
-def read_vote(text: str, vote: int, checks: Sequence[JudgedCheck], step_indexes: set[int]) -> dict[str, Vote]:
-    """One Vote per check id, abstaining where the output does not answer that check cleanly."""
+def vote_seed(seed: int, vote: int, attempt: int = 0) -> int:
+    """The seed sent with request `attempt` of vote `vote`: distinct per vote and attempt, 31 bits."""
+    digest = hashlib.sha256(f"occusim-judge-vote:{seed}:{vote}:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def read_vote(
+    text: str,
+    vote: int,
+    checks: Sequence[JudgedCheck],
+    step_indexes: set[int],
+    *,
+    cut_short: bool = False,
+) -> dict[str, Vote]:
+    """One Vote per check id, abstaining where the output does not answer that check cleanly.
+
+    `cut_short` (the provider stopped at its token limit) makes the whole answer unusable: a verdict read
+    from a truncated answer may be missing the words that would have changed it.
+    """
     positions = {check.id: position for position, check in enumerate(checks)}
 
     def abstain(check_id: str, why: str) -> Vote:
         return Vote(vote=vote, passed=None, reason=f"abstained: {why}", position=positions[check_id])
 
+    if cut_short:
+        return {check.id: abstain(check.id, "the answer was cut short at the token limit") for check in checks}
     try:
         data = parse_json_output(text)
     except LLMOutputError as error:
@@ -91,28 +112,42 @@ def read_vote(text: str, vote: int, checks: Sequence[JudgedCheck], step_indexes:
     return out
 
 
-def tally(check: JudgedCheck, votes: Sequence[Vote]) -> CheckVerdict:
-    """The check's verdict from its votes, by strict majority of the votes cast."""
+def tally(
+    check: JudgedCheck, votes: Sequence[Vote], *, on_no_usable_vote: NoUsableVote = "unjudged"
+) -> CheckVerdict:
+    """The check's verdict from its votes, by strict majority; an abstention is a fail vote.
+
+    When no vote is usable the judge could not decide: the check is unjudged (passed None), or failed
+    with `on_no_usable_vote="fail"` (OccuBench's verifier); its abstentions are counted either way.
+    """
     ayes = [v for v in votes if v.passed is True]
     noes = [v for v in votes if v.passed is False]
     abstentions = len(votes) - len(ayes) - len(noes)
-    tie = len(ayes) == len(noes)
-    if tie:
+    base = CheckVerdict(index=check.index, id=check.id, description=check.text, passed=None,
+                        votes=list(votes), abstentions=abstentions)
+    if not ayes and not noes:
+        last = votes[-1].reason.removeprefix("abstained: ") if votes else "no vote was cast"
+        if on_no_usable_vote == "fail":
+            reason = f"failed: none of the {len(votes)} votes gave a usable answer ({last})"
+            return base.model_copy(update={"passed": False, "reason": reason})
+        reason = f"not judged: none of the {len(votes)} votes gave a usable answer ({last})"
+        return base.model_copy(update={"reason": reason, "unjudged": True})
+    fails = len(noes) + abstentions
+    counts = f"{len(ayes)} pass, {len(noes)} fail, {abstentions} abstained"
+    if len(ayes) == fails:
         winners: list[Vote] = [*ayes, *noes]
-        reason = f"tie ({len(ayes)} pass, {len(noes)} fail, {abstentions} abstained): not passed"
-        if winners and winners[0].reason:
+        reason = f"tie ({counts}, abstentions count as fails): not passed"
+        if winners[0].reason:
             reason += f"; first reason: {winners[0].reason}"
-    else:
-        winners = ayes if len(ayes) > len(noes) else noes
-        reason = winners[0].reason
-    return CheckVerdict(
-        index=check.index,
-        id=check.id,
-        description=check.text,
-        passed=not tie and len(ayes) > len(noes),
-        reason=reason,
-        evidence_steps=sorted({step for vote in winners for step in vote.evidence_steps}),
-        votes=list(votes),
-        tie=tie,
-        abstentions=abstentions,
-    )
+        return base.model_copy(update={"passed": False, "reason": reason, "tie": True,
+                                       "evidence_steps": _evidence(winners)})
+    if len(ayes) > fails:
+        return base.model_copy(update={"passed": True, "reason": ayes[0].reason, "evidence_steps": _evidence(ayes)})
+    reason = noes[0].reason if noes else f"failed ({counts}, abstentions count as fails)"
+    if noes and abstentions:
+        reason += f" ({counts}, abstentions count as fails)"
+    return base.model_copy(update={"passed": False, "reason": reason, "evidence_steps": _evidence(noes)})
+
+
+def _evidence(votes: Sequence[Vote]) -> list[int]:
+    return sorted({step for vote in votes for step in vote.evidence_steps})

@@ -56,6 +56,7 @@ class ResponseCache:
         seed: int | None,
         max_tokens: int | None,
     ) -> str:
+        # None (the provider's default temperature) keys apart from every explicit value.
         sampling = None if temperature is None else float(temperature)
         request = [model, api_base, messages, tools, response_schema, sampling, seed, max_tokens]
         canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

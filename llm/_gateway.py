@@ -108,6 +108,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
 
     schema = request["response_schema"]
     schema_native = True
+    finish_reason = None
     if config.is_scripted:
         reply = await asyncio.wait_for(
             run_responder(scripted_responder(config.model), messages, request), timeout
@@ -115,6 +116,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
         kwargs.update(model=SCRIPTED_LITELLM_MODEL, custom_llm_provider="openai", mock_response=reply.text)
         if reply.tool_calls:
             kwargs["mock_tool_calls"] = mock_tool_calls(reply)
+        finish_reason = reply.finish_reason
     elif config.is_local:
         endpoint = await local_endpoint(config.model)
         kwargs.update(model=endpoint.litellm_model, api_base=endpoint.api_base, api_key=endpoint.api_key)
@@ -137,7 +139,10 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
             }
         else:
             kwargs["messages"] = _with_json_instruction(messages, schema)
-    return await litellm.acompletion(**kwargs)
+    response = await litellm.acompletion(**kwargs)
+    if finish_reason is not None:
+        response.choices[0].finish_reason = finish_reason
+    return response
 
 
 def _supports_schema(litellm: Any, model: str) -> bool:

@@ -21,10 +21,14 @@ Responder = Callable[[list[dict], dict], "ScriptedReply | str | dict | Awaitable
 
 @dataclass
 class ScriptedReply:
-    """A scripted answer; tool_calls items are {"name": str, "arguments": dict}."""
+    """A scripted answer; tool_calls items are {"name": str, "arguments": dict}.
+
+    `finish_reason` replaces the provider's "stop", e.g. "length" for an answer cut at the token limit.
+    """
 
     text: str = ""
     tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: str | None = None
 
 
 _registry: dict[str, Responder] = {}

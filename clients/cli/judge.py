@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from occusim.environments import Catalog, EpisodeRecord
-    from occusim.judge import Verdict
+    from occusim.judge import JudgeSettings, Verdict
 
 DESCRIPTION = """\
 Judge one episode against its task's rubric and verification plan. The argument is either a trajectory
@@ -25,7 +25,10 @@ record's task_id in the bundled catalog plus any --source.
 
 state and tool_call items are checked directly; llm items and the verification plan are judged by
 --judge-model (default: OCCUSIM_JUDGE_MODEL, then OCCUSIM_MODEL, then the local model) with --votes
-votes, each seeing the checks in a different order. --skip-llm scores only the deterministic items.
+votes, each seeing the checks in a different order and sent with its own seed. A vote whose answer is
+unusable (unparseable, or cut at the token limit) is asked again up to --judge-reasks times, then counts
+as a fail vote; a check no vote could answer is left undecided and the episode reported UNJUDGED.
+--skip-llm scores only the deterministic items.
 Exit status: 0 when the episode was judged (whatever the verdict), 1 when it could not be, 2 on bad input.
 """
 
@@ -58,6 +61,24 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="S",
                         help="seed of the check orders and the judge calls (default 0)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
+    parser.add_argument("--judge-reasks", type=int, metavar="N",
+                        help="times an unusable vote is asked again before it counts as a fail vote "
+                             "(default $OCCUSIM_JUDGE_REASKS, else 2)")
+    parser.add_argument("--judge-temperature", type=float, metavar="T",
+                        help="sampling temperature of the votes (default $OCCUSIM_JUDGE_TEMPERATURE, else the "
+                             "provider's default)")
+    parser.add_argument("--judge-max-tokens", type=int, metavar="N",
+                        help="token cap of one vote's answer (default $OCCUSIM_JUDGE_MAX_TOKENS, else none: the "
+                             "provider's default)")
+
+
+def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+    """The judge settings of the options above, over the OCCUSIM_JUDGE_* environment; raises JudgeError."""
+    from occusim.judge import JudgeSettings
+
+    return JudgeSettings.from_env(
+        reasks=args.judge_reasks, temperature=args.judge_temperature, max_tokens=args.judge_max_tokens
+    )
 
 
 def apply_cache_option(args: argparse.Namespace) -> None:
@@ -138,6 +159,7 @@ async def _judge_record(args: argparse.Namespace, catalog: Catalog, record: Epis
         votes=args.votes,
         seed=args.seed,
         llm_items="skip" if args.skip_llm else "judge",
+        settings=judge_settings(args),
     )
 
 
@@ -179,6 +201,8 @@ def print_verdict(verdict: Verdict, console: Console) -> None:
     outcome = {True: "[green]PASSED[/]", False: "[red]FAILED[/]", None: "[yellow]UNDECIDED[/]"}[
         verdict.passed
     ]
+    if verdict.unjudged:
+        outcome = f"[yellow]UNJUDGED[/] (could not decide {', '.join(verdict.unjudged_checks)})"
     partial = " (partial: llm items not judged)" if verdict.partial else ""
     console.print(
         f"[bold]{verdict.task_id}[/]  episode {verdict.episode_id or '-'}  score {verdict.score:.2f} "
@@ -187,7 +211,7 @@ def print_verdict(verdict: Verdict, console: Console) -> None:
     if verdict.judge_model:
         console.print(
             f"judge {verdict.judge_model}, {verdict.votes} votes, seed {verdict.seed}, prompt {verdict.prompt_version}; "
-            f"{verdict.abstentions} abstentions, {len(verdict.ties)} ties; "
+            f"{verdict.abstentions} abstentions, {len(verdict.ties)} ties, {verdict.reasks} re-asks; "
             f"{verdict.usage.prompt_tokens + verdict.usage.completion_tokens} tokens"
         )
     table = Table(show_lines=False)

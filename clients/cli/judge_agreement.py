@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ._catalog_options import load_catalog_from
-from .judge import add_judge_options, apply_cache_option, expected_failures, report_failure
+from .judge import add_judge_options, apply_cache_option, expected_failures, judge_settings, report_failure
 
 if TYPE_CHECKING:
     from occusim.environments import Catalog
@@ -70,6 +70,7 @@ async def _compare_all(
     from occusim.judge import JudgeError, compare_labels, judge
 
     gate = asyncio.Semaphore(max(1, args.concurrency))
+    settings = judge_settings(args)
 
     async def one(line: int, entry: LabeledEpisode) -> list[LabelComparison]:
         task = entry.task or catalog.task(entry.task_id or "")  # type: ignore[union-attr]
@@ -85,6 +86,7 @@ async def _compare_all(
                     model=args.judge_model,
                     votes=args.votes,
                     seed=args.seed,
+                    settings=settings,
                 )
             except JudgeError as error:
                 raise type(error)(f"{args.labels}:{line}: {error}") from error

@@ -199,3 +199,25 @@ def test_labels_naming_unknown_items_are_refused(tmp_path: Path, source: str, ca
         == 2
     )
     assert f"label 'refill-count' names no item or check of task {TASK_ID!r}" in capsys.readouterr().err
+
+
+def test_judge_sampling_options_and_an_unjudged_episode(tmp_path: Path, source: str, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "240")
+    trajectory = tmp_path / "ep-1.json"
+    trajectory.write_text(record().model_dump_json(), encoding="utf-8")
+    requests: list[dict] = []
+
+    def unreadable(messages: list[dict], request: dict) -> str:
+        requests.append(request)
+        return "Probably fine."
+
+    model = scripted_model(unreadable)
+    options = ["--judge-reasks", "1", "--judge-temperature", "0.5", "--judge-max-tokens", "4000"]
+    code = main(["judge", str(trajectory), "--source", source, "--no-bundled", "--judge-model", model, *options])
+    out = capsys.readouterr().out
+    assert code == 0 and "UNJUDGED (could not decide answer#0)" in out and "3 re-asks" in out
+    assert len(requests) == 6 and {(r["temperature"], r["max_tokens"]) for r in requests} == {(0.5, 4000)}
+    assert len({r["seed"] for r in requests}) == 6
+
+    assert main(["judge", str(trajectory), "--source", source, "--no-bundled", "--judge-reasks", "99"]) == 2
+    assert "invalid judge settings: reasks: Input should be less than or equal to 10" in capsys.readouterr().err

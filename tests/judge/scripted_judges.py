@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from occusim.llm import scripted_model
+from occusim.judge import MAX_REASKS, MAX_VOTES, vote_seed
+from occusim.llm import ScriptedReply, scripted_model
 
 
 def presented_ids(request: dict) -> list[str]:
@@ -23,23 +25,37 @@ def ballot(request: dict, decide: Callable[[str], bool | None], reason: str = "b
 
 
 class ScriptedJudge:
-    """A judge model that answers vote by vote from a list of per-vote answer functions."""
+    """A judge model that answers vote by vote from a list of per-vote answer functions.
 
-    def __init__(self, *answers: Callable[[dict], object]) -> None:
+    Votes run concurrently; which vote (and which re-ask of it) a request is, is read back from its seed,
+    so `seed` must be the seed given to judge(). Each answer function sees the request with `vote` and
+    `attempt` added.
+    """
+
+    def __init__(self, *answers: Callable[[dict], object], seed: int = 0) -> None:
         self.answers = list(answers)
         self.requests: list[dict] = []
         self.messages: list[list[dict]] = []
+        self.seeds = {
+            vote_seed(seed, vote, attempt): (vote, attempt)
+            for vote in range(MAX_VOTES)
+            for attempt in range(MAX_REASKS + 1)
+        }
         self.model = scripted_model(self.respond)
 
     def respond(self, messages: list[dict], request: dict) -> object:
-        # Votes run concurrently; the vote number is recoverable from the seed (seed + vote).
+        vote, attempt = self.seeds[request["seed"]]
+        request = {**request, "vote": vote, "attempt": attempt}
         self.requests.append(request)
         self.messages.append(messages)
-        return self.answers[request["seed"] % len(self.answers)](request)
+        return self.answers[vote % len(self.answers)](request)
 
     def orders(self) -> list[list[str]]:
-        by_seed = sorted(self.requests, key=lambda r: r["seed"])
-        return [presented_ids(r) for r in by_seed]
+        first = sorted((r for r in self.requests if r["attempt"] == 0), key=lambda r: r["vote"])
+        return [presented_ids(r) for r in first]
+
+    def requests_of(self, vote: int) -> list[dict]:
+        return sorted((r for r in self.requests if r["vote"] == vote), key=lambda r: r["attempt"])
 
 
 def passes(request: dict) -> dict:
@@ -53,3 +69,17 @@ def fails_answer(request: dict) -> dict:
 
 def garbage(request: dict) -> str:
     return "I think it mostly went fine, hard to say."
+
+
+def cut_short(request: dict) -> ScriptedReply:
+    """A well-formed passing answer, but reported as stopped at the token limit."""
+    return ScriptedReply(text=json.dumps(passes(request)), finish_reason="length")
+
+
+def garbage_then(answer: Callable[[dict], object], bad_attempts: int = 1) -> Callable[[dict], object]:
+    """Unparseable for the first `bad_attempts` requests of a vote, then `answer`."""
+
+    def respond(request: dict) -> object:
+        return garbage(request) if request["attempt"] < bad_attempts else answer(request)
+
+    return respond

@@ -22,7 +22,7 @@ def body(task, record, scenario=None, **extra) -> dict:
 
 
 async def test_judges_a_trajectory_with_the_configured_model(task, record, scenario) -> None:
-    model = ScriptedJudge(passes)
+    model = ScriptedJudge(passes, seed=3)
     async with client(judge_app(model=model.model)) as http:
         response = await http.post(JUDGE_PATH, json=body(task, record, scenario, votes=1, seed=3))
     assert response.status_code == 200, response.text

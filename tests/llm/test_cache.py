@@ -161,6 +161,7 @@ def test_key_depends_on_every_request_field():
         {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
         {"response_schema": {"type": "object"}},
         {"temperature": 0.5},
+        {"temperature": None},  # the provider's default, not 0
         {"seed": 3},
         {"max_tokens": 64},
     ]

@@ -164,3 +164,20 @@ async def test_ledger_sums_usage_by_role():
     assert total.calls == 4
     assert total.prompt_tokens == 3 * world.usage.prompt_tokens + 5
     assert total.cost_usd == 0.0
+
+
+async def test_no_temperature_or_cap_is_sent_unless_given_and_a_scripted_finish_reason(monkeypatch):
+    import litellm
+
+    sent: list[dict] = []
+    real = litellm.acompletion
+
+    async def spy(**kwargs):
+        sent.append(kwargs)
+        return await real(**kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", spy)
+    model = scripted_model(lambda messages, request: ScriptedReply(text='{"a": ', finish_reason="length"))
+    completion = await complete(model, USER, temperature=None, seed=4, role="judge")
+    assert completion.finish_reason == "length" and completion.text == '{"a": '
+    assert "temperature" not in sent[0] and "max_tokens" not in sent[0] and sent[0]["seed"] == 4
