@@ -3,12 +3,15 @@
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
-from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source, parse_scenario
+from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source
+from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
+from ._parse import parse_scenario
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
 from ._state import (
+    PatchError,
     UnresolvedPointer,
     apply_json_patch,
     canonical_json,
@@ -18,6 +21,7 @@ from ._state import (
     state_hash,
 )
 from ._task import ReferenceStep, Task
+from ._tool_error import SchemaViolation, ToolError, ToolErrorType, read_tool_error, reports_error
 from ._trajectory import (
     EpisodeRecord,
     EpisodeStatus,
@@ -42,9 +46,11 @@ __all__ = [
     "FaultMode",
     "FaultSettings",
     "InjectedFault",
+    "PatchError",
     "LlmItem",
     "ReferenceStep",
     "SCENARIO_SCHEMA_PATH",
+    "SUBMIT_TOOL",
     "Rubric",
     "RubricItem",
     "Scenario",
@@ -52,12 +58,17 @@ __all__ = [
     "StepRecord",
     "ScenarioError",
     "ScenarioErrors",
+    "SchemaViolation",
     "StateCheck",
     "StateItem",
+    "TASK_PROMPT",
+    "TASK_RESOURCE",
     "Task",
     "Tool",
     "ToolCallCheck",
     "ToolCallItem",
+    "ToolError",
+    "ToolErrorType",
     "UnknownTaskError",
     "UnresolvedPointer",
     "Usage",
@@ -74,6 +85,8 @@ __all__ = [
     "load_source",
     "merge_patch",
     "parse_scenario",
+    "read_tool_error",
+    "reports_error",
     "resolve_pointer",
     "scenario_json_schema",
     "state_hash",

@@ -6,7 +6,6 @@ rubric pointer to the state the reference solution leaves behind).
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 from collections.abc import Sequence
@@ -14,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
-import jsonpointer
+from jsonpointer import JsonPointer
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from ._catalog import Catalog
 from ._errors import ScenarioError, ScenarioErrors
-from ._loader import BUNDLED_CATALOG, OCCUBENCH_PREFIX, load_source, scenario_files
+from ._loader import BUNDLED_CATALOG, load_source, scenario_files
+from ._occubench import OCCUBENCH_PREFIX
 from ._rubric import StateItem, ToolCallItem
 from ._scenario import Scenario
-from ._state import UnresolvedPointer, merge_patch, resolve_pointer
+from ._state import PatchError, UnresolvedPointer, apply_json_patch, merge_patch, resolve_pointer
 from ._task import Task
 
 Location = list[str | int]
@@ -224,25 +223,17 @@ class _ScenarioCheck:
         return state
 
     def apply(self, state: Any, operations: list[dict[str, Any]], at: Location, number: int) -> Any | None:
-        """Apply RFC 6902 operations one by one, so a failure names the operation that failed."""
-        state = copy.deepcopy(state)
-        for index, operation in enumerate(operations):
-            try:
-                state = jsonpatch.JsonPatch([operation]).apply(state, in_place=True)
-            except (
-                jsonpatch.JsonPatchException,
-                jsonpointer.JsonPointerException,
-                LookupError,
-                TypeError,
-                ValueError,
-            ) as error:
-                before = f"after reference step {number - 1}" if number else "at the task's start"
-                self.error(
-                    at + [index],
-                    f"cannot apply {json.dumps(operation, ensure_ascii=False)} to the state {before}: {error}",
-                )
-                return None
-        return state
+        """Apply RFC 6902 operations; the state after them, or None after reporting the one that failed."""
+        try:
+            return apply_json_patch(state, operations)
+        except PatchError as error:
+            before = f"after reference step {number - 1}" if number else "at the task's start"
+            self.error(
+                at + ([error.index] if error.index is not None else []),
+                f"cannot apply {json.dumps(error.operation, ensure_ascii=False)} to the state {before}: "
+                f"{error.reason}",
+            )
+            return None
 
     def check_rubric(self, task: Task, final: Any | None, at: Location) -> None:
         names = self.tool_names()
@@ -283,7 +274,7 @@ def _resolve(document: Any, pointer: str) -> str | None:
 
 
 def _pointer(path: Sequence[Any]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    return JsonPointer.from_parts(path).path
 
 
 def _choices(name: str, known: Sequence[str], noun: str = "tools") -> str:
