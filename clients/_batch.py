@@ -13,7 +13,17 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-from occusim.environments import Catalog, EpisodeRecord, FaultSettings, StepRecord, Task, Usage, load_catalog
+from occusim.environments import (
+    Catalog,
+    EpisodeRecord,
+    FaultSettings,
+    StepRecord,
+    Task,
+    ToolErrorType,
+    Usage,
+    load_catalog,
+    read_tool_error,
+)
 from occusim.judge import JudgeModelError, Verdict, judge
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store
@@ -28,7 +38,7 @@ log = logging.getLogger("occusim.clients")
 
 # The error types of a step the world model gave no usable answer for: it gave up after its repairs, or
 # its provider could not be reached (an outage, outside the agent's control).
-_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE = "simulator_error", "simulator_unavailable"
+_SIMULATOR_ERRORS = (ToolErrorType.SIMULATOR_ERROR, ToolErrorType.SIMULATOR_UNAVAILABLE)
 
 
 class InfraError(Exception):
@@ -56,20 +66,19 @@ def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
     ]
 
 
-def _error_type(step: StepRecord) -> object:
-    observation = step.observation
-    error = observation.get("error") if isinstance(observation, dict) else None
-    return error.get("type") if isinstance(error, dict) else None
+def _error_type(step: StepRecord) -> str | None:
+    error = read_tool_error(step.observation)
+    return error.type if error is not None else None
 
 
 def is_simulator_error(step: StepRecord) -> bool:
     """A step whose world model gave no usable answer (repairs exhausted or provider down)."""
-    return _error_type(step) in (_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE)
+    return _error_type(step) in _SIMULATOR_ERRORS
 
 
 def is_world_model_outage(step: StepRecord) -> bool:
     """A step whose world model's provider could not be reached: the runtime's `simulator_unavailable`."""
-    return _error_type(step) == _SIMULATOR_UNAVAILABLE
+    return _error_type(step) == ToolErrorType.SIMULATOR_UNAVAILABLE
 
 
 def infra_failure(error: BaseException) -> bool:

@@ -82,7 +82,8 @@ def load_catalog(sources: Sequence[str | Path] = (), *, bundled: bool = True) ->
     """
     catalog = Catalog()
     errors: list[ScenarioError] = []
-    specs: list[str | Path] = ([BUNDLED_CATALOG] if bundled and BUNDLED_CATALOG.is_dir() else []) + list(sources)
+    specs: list[str | Path] = [BUNDLED_CATALOG] if bundled and BUNDLED_CATALOG.is_dir() else []
+    specs.extend(sources)
     for spec in specs:
         try:
             loaded = load_source(spec)

@@ -203,6 +203,7 @@ class _ScenarioCheck:
         self, task: Task, state: dict[str, Any], where: Location, known: set[tuple[str, str]]
     ) -> Any | None:
         """Check each golden step and apply its patch; the final state, or None if a patch failed."""
+        current: Any | None = state
         for number, step in enumerate(task.reference_solution):
             at = where + ["reference_solution", number]
             tool = self.scenario.tool(step.tool)
@@ -215,12 +216,12 @@ class _ScenarioCheck:
                     self.instance(self.inputs[tool.name], step.arguments, at + ["arguments"])
                 if tool.name in self.outputs:
                     self.instance(self.outputs[tool.name], step.observation, at + ["observation"])
-            if state is None:
+            if current is None:
                 continue
-            state = self.apply(state, step.state_patch, at + ["state_patch"], number)
-            if state is not None and step.state_patch:
-                known = self.check_state(state, at + ["state_patch"], "the state after this step", known)
-        return state
+            current = self.apply(current, step.state_patch, at + ["state_patch"], number)
+            if current is not None and step.state_patch:
+                known = self.check_state(current, at + ["state_patch"], "the state after this step", known)
+        return current
 
     def apply(self, state: Any, operations: list[dict[str, Any]], at: Location, number: int) -> Any | None:
         """Apply RFC 6902 operations; the state after them, or None after reporting the one that failed."""
@@ -239,20 +240,21 @@ class _ScenarioCheck:
         names = self.tool_names()
         item_ids = [item.id for item in task.rubric.items]
         for index, item in enumerate(task.rubric.items):
-            for number, check in enumerate(item.checks):
-                where = at + ["items", index, "checks", number]
-                if isinstance(item, StateItem) and final is not None and check.op != "absent":
-                    problem = _resolve(final, check.pointer)
+            checks_at = at + ["items", index, "checks"]
+            if isinstance(item, StateItem) and final is not None:
+                for number, state_check in enumerate(item.checks):
+                    problem = _resolve(final, state_check.pointer) if state_check.op != "absent" else None
                     if problem:
                         self.error(
-                            where + ["pointer"],
-                            f"{check.pointer!r} does not resolve in the final reference state: {problem}",
+                            checks_at + [number, "pointer"],
+                            f"{state_check.pointer!r} does not resolve in the final reference state: {problem}",
                         )
-                elif isinstance(item, ToolCallItem):
+            elif isinstance(item, ToolCallItem):
+                for number, call_check in enumerate(item.checks):
                     for key in ("tool", "before", "after"):
-                        name = getattr(check, key)
+                        name = getattr(call_check, key)
                         if name is not None and name not in names:
-                            self.error(where + [key], f"unknown tool {name!r}{_choices(name, names)}")
+                            self.error(checks_at + [number, key], f"unknown tool {name!r}{_choices(name, names)}")
         for index, exemplar in enumerate(task.rubric.exemplars):
             if exemplar.item_id is not None and exemplar.item_id not in item_ids:
                 self.error(

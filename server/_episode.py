@@ -11,7 +11,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from occusim.environments import EpisodeRecord, Scenario, StepRecord, Task, Tool, state_hash
+from occusim.environments import (
+    EpisodeRecord,
+    Scenario,
+    SchemaViolation,
+    StepRecord,
+    Task,
+    Tool,
+    ToolError,
+    ToolErrorType,
+    reports_error,
+    state_hash,
+)
 
 from ._degrade import degrade, explicit_error
 from ._errors import (
@@ -129,13 +140,10 @@ class Episode:
         )
         if problems:
             error = InvalidArgumentsError(tool, problems)
-            observation = {
-                "error": {
-                    "type": "invalid_arguments",
-                    "message": str(error),
-                    "violations": [{"path": path, "message": message} for path, message in problems],
-                }
-            }
+            observation = ToolError(
+                type=ToolErrorType.INVALID_ARGUMENTS, message=str(error),
+                violations=[SchemaViolation(path=path, message=message) for path, message in problems],
+            ).envelope()
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             return await self._commit(step, self.record.state)
 
@@ -152,7 +160,7 @@ class Episode:
                 mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
             )
         except SimulatorError as error:
-            observation = {"error": {"type": _simulator_error_type(error), "message": str(error)}}
+            observation = ToolError(type=_simulator_error_type(error), message=str(error)).envelope()
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             step.usage, step.latency_ms = error.usage, error.latency_ms
             return await self._commit(step, self.record.state)
@@ -167,7 +175,7 @@ class Episode:
             if degraded is not None:
                 shown, step.fault = degraded
                 step.observation, step.true_observation = shown, simulation.observation
-        step.is_error = _is_error_observation(shown)
+        step.is_error = reports_error(shown)
         step.state_patch = simulation.patch
         step.usage, step.latency_ms = simulation.usage, simulation.latency_ms
         new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
@@ -258,10 +266,8 @@ class Episode:
             self.record.closed_at = utcnow()
 
 
-def _is_error_observation(observation: Any) -> bool:
-    return isinstance(observation, dict) and observation.get("error") not in (None, "", False, {})
-
-
-def _simulator_error_type(error: SimulatorError) -> str:
+def _simulator_error_type(error: SimulatorError) -> ToolErrorType:
     # Clients tell an outage (an infrastructure failure) from a model too weak for the scenario by this type.
-    return "simulator_unavailable" if isinstance(error, SimulatorUnavailableError) else "simulator_error"
+    if isinstance(error, SimulatorUnavailableError):
+        return ToolErrorType.SIMULATOR_UNAVAILABLE
+    return ToolErrorType.SIMULATOR_ERROR
