@@ -19,7 +19,6 @@ from occusim.environments import (
     Task,
     Tool,
     ToolError,
-    ToolErrorType,
     reports_error,
     state_hash,
 )
@@ -30,7 +29,6 @@ from ._errors import (
     EpisodeError,
     InvalidArgumentsError,
     SimulatorError,
-    SimulatorUnavailableError,
     StepConflictError,
     StepLimitError,
     UnknownToolError,
@@ -141,7 +139,7 @@ class Episode:
         if problems:
             error = InvalidArgumentsError(tool, problems)
             observation = ToolError(
-                type=ToolErrorType.INVALID_ARGUMENTS, message=str(error),
+                type=error.error_type, message=str(error),
                 violations=[SchemaViolation(path=path, message=message) for path, message in problems],
             ).envelope()
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
@@ -160,7 +158,8 @@ class Episode:
                 mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
             )
         except SimulatorError as error:
-            observation = ToolError(type=_simulator_error_type(error), message=str(error)).envelope()
+            # The type tells an outage (an infrastructure failure) from a model too weak for the scenario.
+            observation = ToolError(type=error.error_type, message=str(error)).envelope()
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             step.usage, step.latency_ms = error.usage, error.latency_ms
             return await self._commit(step, self.record.state)
@@ -264,10 +263,3 @@ class Episode:
         if not self.closed:
             self.record.status = "expired"
             self.record.closed_at = utcnow()
-
-
-def _simulator_error_type(error: SimulatorError) -> ToolErrorType:
-    # Clients tell an outage (an infrastructure failure) from a model too weak for the scenario by this type.
-    if isinstance(error, SimulatorUnavailableError):
-        return ToolErrorType.SIMULATOR_UNAVAILABLE
-    return ToolErrorType.SIMULATOR_ERROR

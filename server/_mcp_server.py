@@ -14,12 +14,7 @@ from occusim import __version__
 from occusim.environments import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, ToolError, ToolErrorType
 
 from ._advertised import advertised_output_schema
-from ._errors import (
-    EpisodeClosedError,
-    EpisodeError,
-    StepLimitError,
-    UnknownToolError,
-)
+from ._errors import EpisodeError
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -39,14 +34,6 @@ SUBMIT_DESCRIPTION = (
     "Finish the task: submit your final answer. The episode closes and is scored; "
     "no further tool calls are accepted afterwards."
 )
-
-# The error type an agent reads in the result, per episode error raised by the runtime.
-_ERROR_TYPES: tuple[tuple[type[EpisodeError], ToolErrorType], ...] = (
-    (UnknownToolError, ToolErrorType.UNKNOWN_TOOL),
-    (EpisodeClosedError, ToolErrorType.EPISODE_CLOSED),
-    (StepLimitError, ToolErrorType.STEP_LIMIT),
-)
-
 
 def task_brief(episode: Episode) -> str:
     """The task as the agent reads it, identical in the instructions, the `task` prompt and the resource."""
@@ -72,8 +59,7 @@ def _error_result(error: ToolError) -> types.CallToolResult:
 
 
 def _episode_error_result(error: EpisodeError) -> types.CallToolResult:
-    kind = next((name for cls, name in _ERROR_TYPES if isinstance(error, cls)), ToolErrorType.EPISODE_ERROR)
-    return _error_result(ToolError(type=kind, message=str(error)))
+    return _error_result(ToolError(type=error.error_type, message=str(error)))
 
 
 def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = None) -> Server[Any]:
