@@ -1,4 +1,5 @@
-"""Pure helpers on JSON states: merge patches (RFC 7396), JSON patches (RFC 6902) and stable hashes."""
+"""Pure helpers on JSON states: merge patches (RFC 7396), JSON patches (RFC 6902), pointers (RFC 6901) and
+stable hashes. Library failures surface as PatchError and UnresolvedPointer."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import json
 from typing import Any
 
 import jsonpatch
-import jsonpointer
-from jsonpointer import JsonPointer, JsonPointerException
+from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -94,14 +94,14 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
     value = document
     for depth, key in enumerate(parsed.parts):
         here = JsonPointer.from_parts(parsed.parts[:depth]).path or "the root"
-        # jsonpointer would index into a string; a JSON Pointer does not.
+        # Named by its JSON type: clearer than jsonpointer's "cannot apply token" on a scalar.
         if not isinstance(value, dict | list):
             raise UnresolvedPointer(f"{here} is {describe_type(value)}, not an object or list")
         try:
             found = parsed.walk(value, key)
         except JsonPointerException:
             raise UnresolvedPointer(_why_missing(value, key, here)) from None
-        if isinstance(found, jsonpointer.EndOfList):
+        if isinstance(found, EndOfList):
             raise UnresolvedPointer(f"{here} is a list, and '-' names the position after its last item")
         value = found
     return value
