@@ -21,11 +21,13 @@ from occusim.environments import (
     HarnessPrompts,
     StepRecord,
     Task,
+    ToolErrorType,
     Usage,
     harness_source,
     load_catalog,
     load_harness,
     occubench_config,
+    read_tool_error,
 )
 from occusim.judge import JudgeModelError, Verdict, judge, trajectory_from_messages, verify_occubench
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
@@ -43,7 +45,7 @@ log = logging.getLogger("occusim.clients")
 
 # The error types of a step the world model gave no usable answer for: it gave up after its repairs, or
 # its provider could not be reached (an outage, outside the agent's control).
-_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE = "simulator_error", "simulator_unavailable"
+_SIMULATOR_ERRORS = (ToolErrorType.SIMULATOR_ERROR, ToolErrorType.SIMULATOR_UNAVAILABLE)
 
 
 class InfraError(Exception):
@@ -71,20 +73,19 @@ def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
     ]
 
 
-def _error_type(step: StepRecord) -> object:
-    observation = step.observation
-    error = observation.get("error") if isinstance(observation, dict) else None
-    return error.get("type") if isinstance(error, dict) else None
+def _error_type(step: StepRecord) -> str | None:
+    error = read_tool_error(step.observation)
+    return error.type if error is not None else None
 
 
 def is_simulator_error(step: StepRecord) -> bool:
     """A step whose world model gave no usable answer (repairs exhausted or provider down)."""
-    return _error_type(step) in (_SIMULATOR_ERROR, _SIMULATOR_UNAVAILABLE)
+    return _error_type(step) in _SIMULATOR_ERRORS
 
 
 def is_world_model_outage(step: StepRecord) -> bool:
     """A step whose world model's provider could not be reached: the runtime's `simulator_unavailable`."""
-    return _error_type(step) == _SIMULATOR_UNAVAILABLE
+    return _error_type(step) == ToolErrorType.SIMULATOR_UNAVAILABLE
 
 
 def infra_failure(error: BaseException) -> bool:

@@ -12,12 +12,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from occusim.environments import Usage
-
-# The names occusim.server publishes (SUBMIT_TOOL, TASK_PROMPT), restated so that an agent talking to
-# a remote server does not import the server package (about 0.8 s).
-SUBMIT_TOOL = "submit_result"
-TASK_PROMPT = "task"
+from occusim.environments import SUBMIT_TOOL, TASK_PROMPT, ToolError, ToolErrorType, Usage
 
 RunEnding = Literal["submitted", "max_steps", "no_tool_call"]
 
@@ -162,8 +157,9 @@ class McpConversation:
         events = []
         for call_id, name, arguments, _ in calls:
             if self.submitted:
-                self._tool_message(call_id, json.dumps({"error": {"type": "not_run", "message": (
-                    f"not run: {SUBMIT_TOOL} already closed the episode")}}))
+                not_run = ToolError(type=ToolErrorType.NOT_RUN,
+                                    message=f"not run: {SUBMIT_TOOL} already closed the episode")
+                self._tool_message(call_id, json.dumps(not_run.envelope()))
                 continue
             event = await self._call(call_id, name, arguments)
             events.append(event)
@@ -181,14 +177,15 @@ class McpConversation:
             result = await self.client.call_tool(name, arguments)
         except MCPError as error:
             # A protocol-level refusal (e.g. a tool the server does not list) is the agent's to handle.
-            event = _error_event(call_id, name, arguments, {"type": "mcp_error", "code": error.code,
-                                                            "message": str(error)})
+            event = _error_event(call_id, name, arguments,
+                                 ToolError(type=ToolErrorType.MCP_ERROR, code=error.code, message=str(error)))
         except RuntimeError as error:
             # The SDK rejects structured content that breaks the advertised output schema; an agent built on
             # it sees a failed call, so this one does too.
             if not str(error).startswith(_INVALID_RESULT):
                 raise
-            event = _error_event(call_id, name, arguments, {"type": "invalid_result", "message": str(error)})
+            event = _error_event(call_id, name, arguments,
+                                 ToolError(type=ToolErrorType.INVALID_RESULT, message=str(error)))
         else:
             event = ToolEvent(call_id, name, arguments, result_text(result), result.is_error,
                               result.structured_content)
@@ -219,7 +216,7 @@ class McpConversation:
 _INVALID_RESULT = "Invalid structured content returned by tool"
 
 
-def _error_event(call_id: str, name: str, arguments: dict[str, Any], error: dict[str, Any]) -> ToolEvent:
-    payload = {"error": error}
+def _error_event(call_id: str, name: str, arguments: dict[str, Any], error: ToolError) -> ToolEvent:
+    payload = error.envelope()
     return ToolEvent(call_id, name, arguments, json.dumps(payload, ensure_ascii=False), is_error=True,
                      structured=payload)

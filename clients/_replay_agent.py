@@ -6,7 +6,7 @@ import json
 
 from mcp import Client
 
-from occusim.environments import Task
+from occusim.environments import Task, ToolErrorType, read_tool_error, reports_error
 
 from ._conversation import AgentRun, McpConversation, OnToolResult
 
@@ -15,17 +15,15 @@ REPLAY_AGENT = "reference-replay"
 
 # Error types worth repeating a call for: the server's transient failures (injected explicit faults, a
 # world model without an answer). Anything else may have been executed and must not be repeated.
-TRANSIENT_ERRORS = frozenset({"http_error", "timeout", "connection_error", "simulator_error",
-                              "simulator_unavailable"})
-
-
-def _is_error(observation: object) -> bool:
-    return isinstance(observation, dict) and bool(observation.get("error"))
+TRANSIENT_ERRORS = frozenset({
+    ToolErrorType.HTTP_ERROR, ToolErrorType.TIMEOUT, ToolErrorType.CONNECTION_ERROR,
+    ToolErrorType.SIMULATOR_ERROR, ToolErrorType.SIMULATOR_UNAVAILABLE,
+})
 
 
 def _transient(structured: object) -> bool:
-    error = structured.get("error") if isinstance(structured, dict) else None
-    return isinstance(error, dict) and error.get("type") in TRANSIENT_ERRORS
+    error = read_tool_error(structured)
+    return error is not None and error.type in TRANSIENT_ERRORS
 
 
 class ReplayAgent:
@@ -55,7 +53,7 @@ class ReplayAgent:
             for attempt in range(self.retries + 1):
                 call_id = f"call_{number}" if attempt == 0 else f"call_{number}_retry{attempt}"
                 (event,) = await conversation.act(None, [(call_id, step.tool, dict(step.arguments), raw)])
-                if not (event.is_error and _transient(event.structured)) or _is_error(step.observation):
+                if not (event.is_error and _transient(event.structured)) or reports_error(step.observation):
                     break
         await conversation.submit(self.task.final_answer or "")
         return conversation.run(self.name, "submitted" if conversation.submitted else "max_steps")

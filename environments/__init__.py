@@ -3,7 +3,8 @@
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
-from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source, parse_scenario
+from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source
+from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
 from ._occubench_harness import (
     RAW_ARGUMENTS_META,
@@ -14,10 +15,12 @@ from ._occubench_harness import (
     load_harness,
     occubench_config,
 )
+from ._parse import parse_scenario
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
 from ._state import (
+    PatchError,
     UnresolvedPointer,
     apply_json_patch,
     canonical_json,
@@ -27,6 +30,7 @@ from ._state import (
     state_hash,
 )
 from ._task import ReferenceStep, Task
+from ._tool_error import SchemaViolation, ToolError, ToolErrorType, read_tool_error, reports_error
 from ._trajectory import (
     EpisodeRecord,
     EpisodeStatus,
@@ -53,11 +57,13 @@ __all__ = [
     "HarnessError",
     "HarnessPrompts",
     "InjectedFault",
+    "PatchError",
     "LlmItem",
     "ReferenceStep",
     "RAW_ARGUMENTS_META",
     "ProtocolName",
     "SCENARIO_SCHEMA_PATH",
+    "SUBMIT_TOOL",
     "Rubric",
     "RubricItem",
     "Scenario",
@@ -65,12 +71,17 @@ __all__ = [
     "StepRecord",
     "ScenarioError",
     "ScenarioErrors",
+    "SchemaViolation",
     "StateCheck",
     "StateItem",
+    "TASK_PROMPT",
+    "TASK_RESOURCE",
     "Task",
     "Tool",
     "ToolCallCheck",
     "ToolCallItem",
+    "ToolError",
+    "ToolErrorType",
     "UnknownTaskError",
     "UnresolvedPointer",
     "Usage",
@@ -90,6 +101,8 @@ __all__ = [
     "load_source",
     "merge_patch",
     "parse_scenario",
+    "read_tool_error",
+    "reports_error",
     "resolve_pointer",
     "scenario_json_schema",
     "state_hash",

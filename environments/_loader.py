@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
 
 from ._catalog import Catalog
 from ._errors import ScenarioError, ScenarioErrors
+from ._occubench import OCCUBENCH_PREFIX, load_occubench
+from ._parse import parse_scenario
 from ._scenario import Scenario
 
 BUNDLED_CATALOG = Path(__file__).parent / "catalog"
-OCCUBENCH_PREFIX = "occubench:"
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 # libyaml's loader reads the same documents about ten times faster than the pure-Python one.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -27,37 +27,6 @@ def display_path(path: Path | str) -> str:
         return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
     except ValueError:
         return str(path)
-
-
-def validation_errors(source: str, error: ValidationError) -> list[ScenarioError]:
-    """Turn pydantic's errors into `file: json.path: message` errors."""
-    out = []
-    for detail in error.errors():
-        location = [part for part in detail["loc"] if not (isinstance(part, str) and part in _UNION_TAGS)]
-        message = detail["msg"]
-        if detail["type"] == "extra_forbidden":
-            message = "unknown field (check its spelling against the format's JSON Schema)"
-        elif detail["type"] == "missing":
-            message = "required field is missing"
-        elif detail["type"] == "value_error":
-            message = message.removeprefix("Value error, ")
-        elif isinstance(detail.get("input"), str | int | float | bool):
-            message = f"{message} (got {detail['input']!r})"
-        out.append(ScenarioError(source, location, message))
-    return out
-
-
-_UNION_TAGS = {"llm", "state", "tool_call"}
-
-
-def parse_scenario(data: object, source: str) -> Scenario:
-    """Validate one parsed document as a scenario, raising every problem at once."""
-    if not isinstance(data, dict):
-        raise ScenarioErrors([ScenarioError(source, "", f"expected a mapping at the top level, got {type(data).__name__}")])
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as error:
-        raise ScenarioErrors(validation_errors(source, error)) from None
 
 
 def load_scenario_file(path: Path | str) -> Scenario:
@@ -87,10 +56,7 @@ def load_source(spec: str | Path) -> list[tuple[Scenario, str]]:
     """Load one source: a YAML file, a folder of them, or `occubench:PATH`. Returns (scenario, origin) pairs."""
     spec = str(spec)
     if spec.startswith(OCCUBENCH_PREFIX):
-        from ._occubench import load_occubench
-
-        root = spec[len(OCCUBENCH_PREFIX) :]
-        return [(scenario, origin) for scenario, origin in load_occubench(root)]
+        return load_occubench(spec[len(OCCUBENCH_PREFIX) :])
     root = Path(spec)
     if not root.exists():
         raise ScenarioErrors([ScenarioError(spec, "", "no such file or folder")])
@@ -116,7 +82,8 @@ def load_catalog(sources: Sequence[str | Path] = (), *, bundled: bool = True) ->
     """
     catalog = Catalog()
     errors: list[ScenarioError] = []
-    specs: list[str | Path] = ([BUNDLED_CATALOG] if bundled and BUNDLED_CATALOG.is_dir() else []) + list(sources)
+    specs: list[str | Path] = [BUNDLED_CATALOG] if bundled and BUNDLED_CATALOG.is_dir() else []
+    specs.extend(sources)
     for spec in specs:
         try:
             loaded = load_source(spec)

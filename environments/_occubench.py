@@ -18,9 +18,11 @@ from jsonschema.validators import validator_for
 
 from ._categories import CATEGORIES, category_slug
 from ._errors import ScenarioError, ScenarioErrors
-from ._loader import OCCUBENCH_PREFIX, parse_scenario
+from ._parse import parse_scenario
 from ._scenario import Scenario
 
+# A scenario source naming a checkout of the release: `occubench:PATH`.
+OCCUBENCH_PREFIX = "occubench:"
 TASKS_FILE = "eval_benchmark_solvable.jsonl"
 POOL_FILE = "task_scenario_all_pool.jsonl"
 CONFIGS_DIR = "world_model_configs"

@@ -1,4 +1,5 @@
-"""Pure helpers on JSON states: merge patches (RFC 7396), JSON patches (RFC 6902) and stable hashes."""
+"""Pure helpers on JSON states: merge patches (RFC 7396), JSON patches (RFC 6902), pointers (RFC 6901) and
+stable hashes. Library failures surface as PatchError and UnresolvedPointer."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from typing import Any
 
 import jsonpatch
+from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -24,11 +26,50 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def apply_json_patch(state: dict[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
-    """Apply RFC 6902 operations to a copy of `state`; raises jsonpatch/jsonpointer errors on a bad patch."""
-    if not operations:
-        return copy.deepcopy(state)
-    return jsonpatch.JsonPatch(operations).apply(state, in_place=False)
+class PatchError(ValueError):
+    """An RFC 6902 patch that is malformed or does not apply; the message names the operation and why.
+
+    `index` and `operation` are the failing operation and its position (None when the patch itself is not
+    a list); `reason` is why it failed, without the operation.
+    """
+
+    def __init__(self, reason: str, *, index: int | None = None, operation: Any = None) -> None:
+        self.reason = reason
+        self.index = index
+        self.operation = operation
+        where = f"operation {index} {canonical_json(operation)}: " if index is not None else ""
+        super().__init__(where + reason)
+
+
+# What jsonpatch and jsonpointer raise on a malformed operation or one that does not apply; a value that
+# is not JSON data (a set, a class) may also surface as TypeError or AttributeError.
+_LIBRARY_ERRORS = (
+    jsonpatch.JsonPatchException,
+    JsonPointerException,
+    LookupError,
+    TypeError,
+    ValueError,
+    AttributeError,
+)
+
+
+def apply_json_patch(state: Any, operations: list[dict[str, Any]]) -> Any:
+    """Apply RFC 6902 operations to a copy of `state`, one by one, and return the copy.
+
+    Raises PatchError naming the first operation that is malformed or does not apply; `state` is untouched.
+    """
+    if not isinstance(operations, list):
+        raise PatchError(f"a JSON patch must be a list of operations, got {describe_type(operations)}")
+    result = copy.deepcopy(state)
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, dict):
+            raise PatchError(f"an operation must be an object, got {describe_type(operation)}", index=index,
+                             operation=operation)
+        try:
+            result = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
+        except _LIBRARY_ERRORS as error:
+            raise PatchError(str(error) or type(error).__name__, index=index, operation=operation) from error
+    return result
 
 
 def canonical_json(value: Any) -> str:
@@ -46,29 +87,34 @@ class UnresolvedPointer(LookupError):
 
 def resolve_pointer(document: Any, pointer: str) -> Any:
     """The value at an RFC 6901 pointer; raises UnresolvedPointer naming the first segment that is missing."""
-    if pointer == "":
-        return document
-    if not pointer.startswith("/"):
-        raise UnresolvedPointer(f"pointer {pointer!r} must be empty or start with '/'")
+    try:
+        parsed = JsonPointer(pointer)
+    except JsonPointerException as error:
+        raise UnresolvedPointer(f"pointer {pointer!r} is not a JSON Pointer: {error}") from None
     value = document
-    walked = ""
-    for raw in pointer[1:].split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
-        here = walked or "the root"
-        if isinstance(value, dict):
-            if key not in value:
-                raise UnresolvedPointer(f"{here} has no key {key!r}{_closest(key, [str(k) for k in value])}")
-            value = value[key]
-        elif isinstance(value, list):
-            if not key.isdigit() or (len(key) > 1 and key.startswith("0")):
-                raise UnresolvedPointer(f"{here} is a list, and {key!r} is not a list index")
-            if int(key) >= len(value):
-                raise UnresolvedPointer(f"{here} is a list of {len(value)}, index {key} is out of range")
-            value = value[int(key)]
-        else:
+    for depth, key in enumerate(parsed.parts):
+        here = JsonPointer.from_parts(parsed.parts[:depth]).path or "the root"
+        # Named by its JSON type: clearer than jsonpointer's "cannot apply token" on a scalar.
+        if not isinstance(value, dict | list):
             raise UnresolvedPointer(f"{here} is {describe_type(value)}, not an object or list")
-        walked += "/" + raw
+        try:
+            found = parsed.walk(value, key)
+        except JsonPointerException:
+            raise UnresolvedPointer(_why_missing(value, key, here)) from None
+        if isinstance(found, EndOfList):
+            raise UnresolvedPointer(f"{here} is a list, and '-' names the position after its last item")
+        value = found
     return value
+
+
+def _why_missing(container: dict[str, Any] | list[Any], key: str, here: str) -> str:
+    if isinstance(container, dict):
+        return f"{here} has no key {key!r}{_closest(key, [str(k) for k in container])}"
+    try:
+        JsonPointer.get_part(container, key)
+    except JsonPointerException:
+        return f"{here} is a list, and {key!r} is not a list index"
+    return f"{here} is a list of {len(container)}, index {key} is out of range"
 
 
 def describe_type(value: Any) -> str:

@@ -6,7 +6,6 @@ rubric pointer to the state the reference solution leaves behind).
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 from collections.abc import Sequence
@@ -14,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
-import jsonpointer
+from jsonpointer import JsonPointer
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from ._catalog import Catalog
 from ._errors import ScenarioError, ScenarioErrors
-from ._loader import BUNDLED_CATALOG, OCCUBENCH_PREFIX, load_source, scenario_files
+from ._loader import BUNDLED_CATALOG, load_source, scenario_files
+from ._occubench import OCCUBENCH_PREFIX
 from ._rubric import StateItem, ToolCallItem
 from ._scenario import Scenario
-from ._state import UnresolvedPointer, merge_patch, resolve_pointer
+from ._state import PatchError, UnresolvedPointer, apply_json_patch, merge_patch, resolve_pointer
 from ._task import Task
 
 Location = list[str | int]
@@ -204,6 +203,7 @@ class _ScenarioCheck:
         self, task: Task, state: dict[str, Any], where: Location, known: set[tuple[str, str]]
     ) -> Any | None:
         """Check each golden step and apply its patch; the final state, or None if a patch failed."""
+        current: Any | None = state
         for number, step in enumerate(task.reference_solution):
             at = where + ["reference_solution", number]
             tool = self.scenario.tool(step.tool)
@@ -216,52 +216,45 @@ class _ScenarioCheck:
                     self.instance(self.inputs[tool.name], step.arguments, at + ["arguments"])
                 if tool.name in self.outputs:
                     self.instance(self.outputs[tool.name], step.observation, at + ["observation"])
-            if state is None:
+            if current is None:
                 continue
-            state = self.apply(state, step.state_patch, at + ["state_patch"], number)
-            if state is not None and step.state_patch:
-                known = self.check_state(state, at + ["state_patch"], "the state after this step", known)
-        return state
+            current = self.apply(current, step.state_patch, at + ["state_patch"], number)
+            if current is not None and step.state_patch:
+                known = self.check_state(current, at + ["state_patch"], "the state after this step", known)
+        return current
 
     def apply(self, state: Any, operations: list[dict[str, Any]], at: Location, number: int) -> Any | None:
-        """Apply RFC 6902 operations one by one, so a failure names the operation that failed."""
-        state = copy.deepcopy(state)
-        for index, operation in enumerate(operations):
-            try:
-                state = jsonpatch.JsonPatch([operation]).apply(state, in_place=True)
-            except (
-                jsonpatch.JsonPatchException,
-                jsonpointer.JsonPointerException,
-                LookupError,
-                TypeError,
-                ValueError,
-            ) as error:
-                before = f"after reference step {number - 1}" if number else "at the task's start"
-                self.error(
-                    at + [index],
-                    f"cannot apply {json.dumps(operation, ensure_ascii=False)} to the state {before}: {error}",
-                )
-                return None
-        return state
+        """Apply RFC 6902 operations; the state after them, or None after reporting the one that failed."""
+        try:
+            return apply_json_patch(state, operations)
+        except PatchError as error:
+            before = f"after reference step {number - 1}" if number else "at the task's start"
+            self.error(
+                at + ([error.index] if error.index is not None else []),
+                f"cannot apply {json.dumps(error.operation, ensure_ascii=False)} to the state {before}: "
+                f"{error.reason}",
+            )
+            return None
 
     def check_rubric(self, task: Task, final: Any | None, at: Location) -> None:
         names = self.tool_names()
         item_ids = [item.id for item in task.rubric.items]
         for index, item in enumerate(task.rubric.items):
-            for number, check in enumerate(item.checks):
-                where = at + ["items", index, "checks", number]
-                if isinstance(item, StateItem) and final is not None and check.op != "absent":
-                    problem = _resolve(final, check.pointer)
+            checks_at = at + ["items", index, "checks"]
+            if isinstance(item, StateItem) and final is not None:
+                for number, state_check in enumerate(item.checks):
+                    problem = _resolve(final, state_check.pointer) if state_check.op != "absent" else None
                     if problem:
                         self.error(
-                            where + ["pointer"],
-                            f"{check.pointer!r} does not resolve in the final reference state: {problem}",
+                            checks_at + [number, "pointer"],
+                            f"{state_check.pointer!r} does not resolve in the final reference state: {problem}",
                         )
-                elif isinstance(item, ToolCallItem):
+            elif isinstance(item, ToolCallItem):
+                for number, call_check in enumerate(item.checks):
                     for key in ("tool", "before", "after"):
-                        name = getattr(check, key)
+                        name = getattr(call_check, key)
                         if name is not None and name not in names:
-                            self.error(where + [key], f"unknown tool {name!r}{_choices(name, names)}")
+                            self.error(checks_at + [number, key], f"unknown tool {name!r}{_choices(name, names)}")
         for index, exemplar in enumerate(task.rubric.exemplars):
             if exemplar.item_id is not None and exemplar.item_id not in item_ids:
                 self.error(
@@ -283,7 +276,7 @@ def _resolve(document: Any, pointer: str) -> str | None:
 
 
 def _pointer(path: Sequence[Any]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+    return JsonPointer.from_parts(path).path
 
 
 def _choices(name: str, known: Sequence[str], noun: str = "tools") -> str:

@@ -6,14 +6,16 @@ import copy
 import logging
 import random
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
 import jsonpointer
+from jsonpointer import JsonPointer, JsonPointerException
 from jsonschema.exceptions import SchemaError as JsonSchemaError
 from referencing.exceptions import Unresolvable as ReferencingError
 
-from occusim.environments import InjectedFault
+from occusim.environments import InjectedFault, ToolError, ToolErrorType
 
 from ._advertised import advertised_validator
 from ._faults import IMPLICIT_LABELS
@@ -21,21 +23,22 @@ from ._schemas import validator_for
 
 log = logging.getLogger("occusim.server")
 
-_ENVELOPES: dict[str, tuple[dict[str, Any], str]] = {
+# Each explicit label fails the way a real service does: its error type, HTTP status and message.
+_EXPLICIT_ERRORS: dict[str, tuple[ToolErrorType, int | None, str]] = {
     "http_500": (
-        {"type": "http_error", "status": 500},
+        ToolErrorType.HTTP_ERROR, 500,
         "500 Internal Server Error: the {tool} service failed while processing the request.",
     ),
     "timeout": (
-        {"type": "timeout", "status": 504},
+        ToolErrorType.TIMEOUT, 504,
         "The {tool} request timed out after 30 seconds without a response.",
     ),
     "connection_refused": (
-        {"type": "connection_error"},
+        ToolErrorType.CONNECTION_ERROR, None,
         "Connection refused: the {tool} backend is not accepting connections.",
     ),
     "service_unavailable": (
-        {"type": "http_error", "status": 503},
+        ToolErrorType.HTTP_ERROR, 503,
         "503 Service Unavailable: {tool} is temporarily unavailable; retry later.",
     ),
 }
@@ -43,9 +46,9 @@ _ENVELOPES: dict[str, tuple[dict[str, Any], str]] = {
 
 def explicit_error(label: str, tool: str) -> tuple[dict[str, Any], InjectedFault]:
     """The error envelope the agent sees instead of calling the model (no state change)."""
-    fields, message = _ENVELOPES[label]
-    text = message.format(tool=tool)
-    return {"error": {**fields, "message": text}}, InjectedFault(kind="explicit", label=label, detail=text)
+    kind, status, message = _EXPLICIT_ERRORS[label]
+    error = ToolError(type=kind, status=status, message=message.format(tool=tool))
+    return error.envelope(), InjectedFault(kind="explicit", label=label, detail=error.message)
 
 
 def degrade(observation: Any, label: str, *, output_schema: dict[str, Any] | None, previous: Any,
@@ -57,9 +60,9 @@ def degrade(observation: Any, label: str, *, output_schema: dict[str, Any] | Non
     when the result still fits the output schema advertised to clients, which would otherwise reject it
     and turn the implicit fault into an explicit one.
     """
-    admits = advertised_validator(output_schema).is_valid if output_schema is not None else None
+    validator = advertised_validator(output_schema) if output_schema is not None else None
     # An answer the client would reject anyway is degraded as it is: the check protects valid answers.
-    guarded = admits is not None and admits(observation)
+    guard = validator if validator is not None and validator.is_valid(observation) else None
     order = [label] + [other for other in IMPLICIT_LABELS if other != label]
     for name in order:
         try:
@@ -72,7 +75,7 @@ def degrade(observation: Any, label: str, *, output_schema: dict[str, Any] | Non
         if result is None:
             continue
         shown, detail = result
-        if guarded and not admits(shown):
+        if guard is not None and not guard.is_valid(shown):
             continue
         return shown, InjectedFault(kind="implicit", label=name, detail=detail)
     return None
@@ -99,9 +102,8 @@ def _drop_fields(observation: Any, schema: Any, _previous: Any, rng: random.Rand
     shown = copy.deepcopy(observation)
     dropped = []
     for path in chosen:
-        parent, key = _split(path)
         # A field inside one dropped just before has gone with it.
-        holder = _get(shown, parent)
+        holder, key = _parent(shown, path)
         if isinstance(holder, dict) and key in holder:
             del holder[key]
             dropped.append(path)
@@ -167,7 +169,7 @@ def _unschematic_fields(observation: Any) -> list[str]:
     def visit(value: Any, path: str) -> None:
         if isinstance(value, dict):
             for key, child in value.items():
-                child_path = f"{path}/{_escape(key)}"
+                child_path = f"{path}/{jsonpointer.escape(key)}"
                 if not (key == "id" or key.endswith("_id") or key == "error"):
                     out.append(child_path)
                 visit(child, child_path)
@@ -192,7 +194,7 @@ def _schematic_fields(value: Any, sub: Any, root: dict[str, Any], path: str, out
                 if trigger in value:
                     required.update(needs)
         for key, child in value.items():
-            child_path = f"{path}/{_escape(key)}"
+            child_path = f"{path}/{jsonpointer.escape(key)}"
             if described and key not in required:
                 out.append(child_path)
             _schematic_fields(child, _field_schema(shapes, key), root, child_path, out)
@@ -284,49 +286,32 @@ def _satisfies(root: dict[str, Any], sub: Any, value: Any) -> bool:
 _MISSING = object()
 
 
-def _walk(value: Any, path: str):
+def _walk(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     yield path, value
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _walk(child, f"{path}/{_escape(key)}")
+            yield from _walk(child, f"{path}/{jsonpointer.escape(key)}")
     elif isinstance(value, list):
         for index, child in enumerate(value):
             yield from _walk(child, f"{path}/{index}")
 
 
-def _escape(key: str) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
-
-
-def _parts(path: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]] if path else []
-
-
-def _split(path: str) -> tuple[str, str]:
-    parent, _, key = path.rpartition("/")
-    return parent, key.replace("~1", "/").replace("~0", "~")
-
-
 def _get(document: Any, path: str) -> Any:
     """The value at `path`, or _MISSING when the path no longer leads anywhere (a parent dropped or null)."""
-    for part in _parts(path):
-        if isinstance(document, dict) and part in document:
-            document = document[part]
-        elif isinstance(document, list) and part.isdigit() and int(part) < len(document):
-            document = document[int(part)]
-        else:
-            return _MISSING
-    return document
+    return JsonPointer(path).resolve(document, _MISSING)
+
+
+def _parent(document: Any, path: str) -> tuple[Any, str | int | None]:
+    """The value holding the one at `path`, and its key there; (_MISSING, None) when there is none."""
+    try:
+        return JsonPointer(path).to_last(document)
+    except JsonPointerException:
+        return _MISSING, None
 
 
 def _set(document: Any, path: str, value: Any) -> bool:
     """Replace the value at `path`; False (nothing changed) when it is not there."""
-    parent, key = _split(path)
-    holder = _get(document, parent)
-    if isinstance(holder, list) and key.isdigit() and int(key) < len(holder):
-        holder[int(key)] = value
-    elif isinstance(holder, dict) and key in holder:
-        holder[key] = value
-    else:
+    if not path or _get(document, path) is _MISSING:
         return False
+    JsonPointer(path).set(document, value)
     return True

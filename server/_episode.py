@@ -12,7 +12,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from occusim.environments import EpisodeRecord, HarnessPrompts, Scenario, StepRecord, Task, Tool, state_hash
+from occusim.environments import (
+    EpisodeRecord,
+    HarnessPrompts,
+    Scenario,
+    SchemaViolation,
+    StepRecord,
+    Task,
+    Tool,
+    ToolError,
+    reports_error,
+    state_hash,
+)
 from occusim.judge import occubench_action
 
 from ._degrade import degrade, explicit_error
@@ -21,7 +32,6 @@ from ._errors import (
     EpisodeError,
     InvalidArgumentsError,
     SimulatorError,
-    SimulatorUnavailableError,
     StepConflictError,
     StepLimitError,
     UnknownToolError,
@@ -140,13 +150,10 @@ class Episode:
         )
         if problems:
             error = InvalidArgumentsError(tool, problems)
-            observation = {
-                "error": {
-                    "type": "invalid_arguments",
-                    "message": str(error),
-                    "violations": [{"path": path, "message": message} for path, message in problems],
-                }
-            }
+            observation = ToolError(
+                type=error.error_type, message=str(error),
+                violations=[SchemaViolation(path=path, message=message) for path, message in problems],
+            ).envelope()
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             return await self._commit(step, self.record.state)
 
@@ -163,10 +170,7 @@ class Episode:
                 mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
             )
         except SimulatorError as error:
-            observation = {"error": {"type": _simulator_error_type(error), "message": str(error)}}
-            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
-            step.usage, step.latency_ms = error.usage, error.latency_ms
-            return await self._commit(step, self.record.state)
+            return await self._commit(self._simulator_failure(index, tool, arguments, error), self.record.state)
 
         shown: dict[str, Any] = simulation.observation
         step = self._new_step(index, tool, arguments, shown, is_error=False)
@@ -178,7 +182,7 @@ class Episode:
             if degraded is not None:
                 shown, step.fault = degraded
                 step.observation, step.true_observation = shown, simulation.observation
-        step.is_error = _is_error_observation(shown)
+        step.is_error = reports_error(shown)
         step.state_patch = simulation.patch
         step.usage, step.latency_ms = simulation.usage, simulation.latency_ms
         new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
@@ -201,14 +205,20 @@ class Episode:
         try:
             answer = await simulate_occubench(self.harness, self.world_model.model, messages)
         except SimulatorError as error:
-            observation = {"error": {"type": _simulator_error_type(error), "message": str(error)}}
-            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
-            step.usage, step.latency_ms = error.usage, error.latency_ms
-            return await self._commit(step, self.record.state)
-        step = self._new_step(index, tool, arguments, answer.text, is_error=False)
+            step = self._simulator_failure(index, tool, arguments, error)
+        else:
+            step = self._new_step(index, tool, arguments, answer.text, is_error=False)
+            step.usage, step.latency_ms = answer.usage, answer.latency_ms
         step.raw_arguments = raw_arguments
-        step.usage, step.latency_ms = answer.usage, answer.latency_ms
         return await self._commit(step, self.record.state)
+
+    def _simulator_failure(self, index: int, tool: str, arguments: dict[str, Any],
+                           error: SimulatorError) -> StepRecord:
+        # The type tells an outage (an infrastructure failure) from a model too weak for the scenario.
+        observation = ToolError(type=error.error_type, message=str(error)).envelope()
+        step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+        step.usage, step.latency_ms = error.usage, error.latency_ms
+        return step
 
     def _new_step(self, index: int, tool: str, arguments: Any, observation: Any, *, is_error: bool,
                   error: str | None = None) -> StepRecord:
@@ -292,12 +302,3 @@ class Episode:
         if not self.closed:
             self.record.status = "expired"
             self.record.closed_at = utcnow()
-
-
-def _is_error_observation(observation: Any) -> bool:
-    return isinstance(observation, dict) and observation.get("error") not in (None, "", False, {})
-
-
-def _simulator_error_type(error: SimulatorError) -> str:
-    # Clients tell an outage (an infrastructure failure) from a model too weak for the scenario by this type.
-    return "simulator_unavailable" if isinstance(error, SimulatorUnavailableError) else "simulator_error"

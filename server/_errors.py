@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
-from occusim.environments import Usage
+from occusim.environments import ToolErrorType, Usage
 
 
 class EpisodeError(Exception):
-    """Base of every error an episode reports; `str(error)` is a message the caller can act on."""
+    """Base of every error an episode reports; `str(error)` is a message the caller can act on.
+
+    `error_type` is the type of the tool error an agent reads in its place.
+    """
+
+    error_type: ClassVar[ToolErrorType] = ToolErrorType.EPISODE_ERROR
 
 
 class UnknownToolError(EpisodeError):
     """The agent called a tool the scenario does not define. Raised, never recorded as a step."""
+
+    error_type = ToolErrorType.UNKNOWN_TOOL
 
     def __init__(self, tool: str, valid: Iterable[str]) -> None:
         self.tool = tool
@@ -27,6 +35,8 @@ class InvalidArgumentsError(EpisodeError):
     observation instead of raising.
     """
 
+    error_type = ToolErrorType.INVALID_ARGUMENTS
+
     def __init__(self, tool: str, violations: Sequence[tuple[str, str]]) -> None:
         self.tool = tool
         self.violations = list(violations)
@@ -37,6 +47,8 @@ class InvalidArgumentsError(EpisodeError):
 class EpisodeClosedError(EpisodeError):
     """The episode was submitted or expired; raised by `step` and `submit`."""
 
+    error_type = ToolErrorType.EPISODE_CLOSED
+
     def __init__(self, episode_id: str, status: str) -> None:
         self.episode_id = episode_id
         self.status = status
@@ -45,6 +57,8 @@ class EpisodeClosedError(EpisodeError):
 
 class StepLimitError(EpisodeError):
     """The task's max_steps were used up; raised by `step`. The agent should submit its result."""
+
+    error_type = ToolErrorType.STEP_LIMIT
 
     def __init__(self, episode_id: str, max_steps: int) -> None:
         self.episode_id = episode_id
@@ -61,6 +75,8 @@ class SimulatorError(EpisodeError):
     observation, with the state untouched.
     """
 
+    error_type = ToolErrorType.SIMULATOR_ERROR
+
     def __init__(self, message: str, *, attempts: int = 0, usage: Usage | None = None,
                  latency_ms: float = 0.0) -> None:
         self.attempts = attempts
@@ -72,6 +88,8 @@ class SimulatorError(EpisodeError):
 class SimulatorUnavailableError(SimulatorError):
     """The world model's provider could not be reached (after the gateway's retries): an outage, not a
     weak answer. Recorded like any SimulatorError, with the error type `simulator_unavailable`."""
+
+    error_type = ToolErrorType.SIMULATOR_UNAVAILABLE
 
 
 class EpisodeNotFoundError(EpisodeError, LookupError):

@@ -11,25 +11,23 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from occusim import __version__
-from occusim.environments import RAW_ARGUMENTS_META
+from occusim.environments import (
+    RAW_ARGUMENTS_META,
+    SUBMIT_TOOL,
+    TASK_PROMPT,
+    TASK_RESOURCE,
+    ToolError,
+    ToolErrorType,
+)
 
 from ._advertised import advertised_output_schema
-from ._errors import (
-    EpisodeClosedError,
-    EpisodeError,
-    StepLimitError,
-    UnknownToolError,
-)
+from ._errors import EpisodeError
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from ._episode import Episode
     from ._judging import BackgroundJudging
-
-SUBMIT_TOOL = "submit_result"
-TASK_PROMPT = "task"
-TASK_RESOURCE = "occusim://task"
 
 SUBMIT_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -43,14 +41,6 @@ SUBMIT_DESCRIPTION = (
     "Finish the task: submit your final answer. The episode closes and is scored; "
     "no further tool calls are accepted afterwards."
 )
-
-# The error type an agent reads in the result, per episode error raised by the runtime.
-_ERROR_TYPES: tuple[tuple[type[EpisodeError], str], ...] = (
-    (UnknownToolError, "unknown_tool"),
-    (EpisodeClosedError, "episode_closed"),
-    (StepLimitError, "step_limit"),
-)
-
 
 def task_brief(episode: Episode) -> str:
     """The task as the agent reads it, identical in the instructions, the `task` prompt and the resource."""
@@ -74,13 +64,12 @@ def _tool_result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolRe
     )
 
 
-def _error_result(error_type: str, message: str) -> types.CallToolResult:
-    return _tool_result({"error": {"type": error_type, "message": message}}, is_error=True)
+def _error_result(error: ToolError) -> types.CallToolResult:
+    return _tool_result(error.envelope(), is_error=True)
 
 
 def _episode_error_result(error: EpisodeError) -> types.CallToolResult:
-    kind = next((name for cls, name in _ERROR_TYPES if isinstance(error, cls)), "episode_error")
-    return _error_result(kind, str(error))
+    return _error_result(ToolError(type=error.error_type, message=str(error)))
 
 
 def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = None) -> Server[Any]:
@@ -174,7 +163,8 @@ async def _submit(
     extra = sorted(set(arguments) - {"answer"})
     if not isinstance(answer, str) or extra:
         problem = f"unexpected arguments {extra}" if extra else "'answer' must be a string"
-        return _error_result("invalid_arguments", f"invalid arguments for {SUBMIT_TOOL!r}: {problem}")
+        message = f"invalid arguments for {SUBMIT_TOOL!r}: {problem}"
+        return _error_result(ToolError(type=ToolErrorType.INVALID_ARGUMENTS, message=message))
     record = await episode.submit(answer, run_judge=judging is None)
     if judging is not None:
         judging.start(episode)

@@ -6,10 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonpatch
-import jsonpointer
-
-from occusim.environments import Scenario, SimulationMode, StepRecord, Tool, Usage, apply_json_patch
+from occusim.environments import (
+    PatchError,
+    Scenario,
+    SimulationMode,
+    StepRecord,
+    Tool,
+    Usage,
+    apply_json_patch,
+    reports_error,
+)
 from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
 
 from . import _simulator_prompt as prompts
@@ -160,35 +166,37 @@ def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
     else:
         problems.extend(_observation_problems(reply["observation"], tool, "observation"))
     patch = reply.get("state_patch")
+    operations: list[dict[str, Any]] = []
     new_state = state
     if patch is None:
         problems.append('the reply has no "state_patch" field (use [] when nothing changes)')
     elif not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
         problems.append('"state_patch" must be a list of RFC 6902 operation objects')
     else:
+        operations = patch
         try:
-            new_state = apply_json_patch(state, patch)
-        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, KeyError, IndexError,
-                TypeError, ValueError) as error:
+            patched = apply_json_patch(state, operations)
+        except PatchError as error:
             problems.append(f'"state_patch" does not apply to the current state: {error}')
         else:
-            if not isinstance(new_state, dict):
+            if not isinstance(patched, dict):
                 problems.append('"state_patch" must leave the state a JSON object')
-            elif scenario.state_schema is not None:
-                problems.extend(
-                    f"after the patch, state {path or '(root)'}: {message}"
-                    for path, message in violations(scenario.state_schema, new_state)[:_MAX_PROBLEMS]
-                )
+            else:
+                new_state = patched
+                if scenario.state_schema is not None:
+                    problems.extend(
+                        f"after the patch, state {path or '(root)'}: {message}"
+                        for path, message in violations(scenario.state_schema, new_state)[:_MAX_PROBLEMS]
+                    )
     if problems:
         return problems
-    assert isinstance(patch, list)  # no problem was found, so the patch is a list of operations
-    return reply["observation"], patch, new_state
+    return reply["observation"], operations, new_state
 
 
 def _observation_problems(observation: Any, tool: Tool, where: str) -> list[str]:
     if not isinstance(observation, dict):
         return [f"{where} must be a JSON object, got {type(observation).__name__}"]
-    if tool.output_schema is None or "error" in observation:
+    if tool.output_schema is None or reports_error(observation):
         return []
     return [
         f"{where} {path or '(root)'}: {message}"

@@ -133,6 +133,7 @@ async def run(args: argparse.Namespace) -> int:
 async def _demo(args: argparse.Namespace, console: Any, catalog: Any, task: Any, scenario: Any,
                 agent_model: str | None, world_model: str, judge_model: str, faults: Any, db: str) -> int:
     from occusim.clients import LLMAgent, ReplayAgent, ToolEvent, connect
+    from occusim.environments import SUBMIT_TOOL
     from occusim.judge import JudgeError, judge
     from occusim.llm import LLMError, ModelConfig
     from occusim.server import EpisodeService, Store, build_mcp_server
@@ -150,7 +151,7 @@ async def _demo(args: argparse.Namespace, console: Any, catalog: Any, task: Any,
 
         def on_tool_result(event: ToolEvent) -> None:
             nonlocal shown
-            if event.name == "submit_result":
+            if event.name == SUBMIT_TOOL:
                 return  # the final answer is printed once the agent returns
             steps = episode.record.steps[shown:]
             shown = len(episode.record.steps)
@@ -171,7 +172,7 @@ async def _demo(args: argparse.Namespace, console: Any, catalog: Any, task: Any,
         except LLMError as error:
             console.print(f"[red]the agent model failed:[/] {error}")
             return 1
-        console.rule("submit_result", align="left")
+        console.rule(SUBMIT_TOOL, align="left")
         console.print(f"[bold]final answer[/] ({run.ended}) {_excerpt(run.final_answer)}")
         console.print(f"[bold]state changes[/] {sum(len(s.state_patch) for s in episode.record.steps)} operation(s) "
                       f"over {len(episode.record.steps)} call(s)")

@@ -1,0 +1,40 @@
+"""Validate one parsed document as a Scenario, every problem reported as a `file: json.path: message` error."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ._errors import ScenarioError, ScenarioErrors
+from ._scenario import Scenario
+
+
+def validation_errors(source: str, error: ValidationError) -> list[ScenarioError]:
+    """Turn pydantic's errors into `file: json.path: message` errors."""
+    out = []
+    for detail in error.errors():
+        location = [part for part in detail["loc"] if not (isinstance(part, str) and part in _UNION_TAGS)]
+        message = detail["msg"]
+        if detail["type"] == "extra_forbidden":
+            message = "unknown field (check its spelling against the format's JSON Schema)"
+        elif detail["type"] == "missing":
+            message = "required field is missing"
+        elif detail["type"] == "value_error":
+            message = message.removeprefix("Value error, ")
+        elif isinstance(detail.get("input"), str | int | float | bool):
+            message = f"{message} (got {detail['input']!r})"
+        out.append(ScenarioError(source, location, message))
+    return out
+
+
+_UNION_TAGS = {"llm", "state", "tool_call"}
+
+
+def parse_scenario(data: object, source: str) -> Scenario:
+    """Validate one parsed document as a scenario, raising every problem at once."""
+    if not isinstance(data, dict):
+        problem = f"expected a mapping at the top level, got {type(data).__name__}"
+        raise ScenarioErrors([ScenarioError(source, "", problem)])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioErrors(validation_errors(source, error)) from None
