@@ -31,7 +31,7 @@ from occusim.environments import (
 )
 from occusim.judge import JudgeModelError, Verdict, judge, trajectory_from_messages, verify_occubench
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
-from occusim.server import Store
+from occusim.server import Store, fault_tally
 
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
@@ -231,6 +231,12 @@ class BatchRunner:
         return self._row(combo, status="infra_error", error=describe(error), attempts=attempt,
                          usage=spent.by_role, duration=time.perf_counter() - started)
 
+    def _fault_settings(self, combo: Combination) -> FaultSettings:
+        """The faults of one combination; their seed is the trial's, which the world model is sent too."""
+        config = self.config
+        return FaultSettings(mode=combo.fault_mode, count=config.fault_count, duration=config.fault_duration,
+                             seed=config.trial_seed(combo.trial))
+
     def _agent(self, task: Task) -> Agent:
         if self._agent_model is None:
             return ReplayAgent(task)
@@ -246,8 +252,7 @@ class BatchRunner:
         task = self.catalog.task(combo.task_id)
         scenario = self.catalog.scenario_of(task)
         seed = config.trial_seed(combo.trial)
-        faults = FaultSettings(mode=combo.fault_mode, count=config.fault_count, duration=config.fault_duration,
-                               seed=seed)
+        faults = self._fault_settings(combo)
         agent = self._agent(task)
         episode_id = uuid.uuid4().hex
         run: AgentRun | None = None
@@ -294,6 +299,8 @@ class BatchRunner:
         scenario = self.catalog.scenario_of(task)
         steps = record.steps if record is not None else []
         scored = verdict if verdict is not None and not verdict.unjudged else None
+        # Under --protocol occubench the world model injects the faults from its prompt: the server plans none.
+        faults = fault_tally(self._fault_settings(combo), task.id, steps) if self.harness is None else None
         return ResultRow(
             task_id=task.id, scenario_id=scenario.id, category=scenario.category, difficulty=task.difficulty,
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
@@ -305,6 +312,8 @@ class BatchRunner:
             usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},
             steps=len(steps), simulator_errors=sum(1 for step in steps if is_simulator_error(step)),
             faults_injected=[step.fault.label for step in steps if step.fault is not None],
+            faults_planned=faults.planned if faults else 0, faults_met=faults.met if faults else 0,
+            too_short_for_faults=record is not None and faults is not None and faults.too_short,
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
             messages=run.messages if run else [], tools=run.tools if run else [], duration_s=round(duration, 3),
         )

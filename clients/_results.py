@@ -54,7 +54,7 @@ class RunConfig(BaseModel):
     cache: bool = True
     db: str | None = Field(default=None, description="Episode store URL; default DIR/episodes.db.")
     judge_votes: int = Field(default=3, ge=1)
-    agent_temperature: float = 0.0
+    agent_temperature: float = Field(default=1.0, description="The agent samples, so that trials are independent.")
     agent_max_turns: int | None = Field(default=None, description="Model turns per episode; default max_steps + 5.")
     protocol: ProtocolName = Field(
         default="native",
@@ -114,6 +114,12 @@ class ResultRow(BaseModel):
     steps: int = 0
     simulator_errors: int = Field(default=0, description="Steps whose world model gave no usable answer.")
     faults_injected: list[str] = Field(default_factory=list, description="Labels of the faults the agent met.")
+    # None on rows written before faults were counted.
+    faults_planned: int | None = Field(default=None, description="Faults the server planned for the episode (E1-E3).")
+    faults_met: int | None = Field(default=None, description="Planned faults the episode met (one call of each or more).")
+    too_short_for_faults: bool = Field(
+        default=False, description="The episode ended before it could meet every planned fault (too few calls)."
+    )
     agent_ended: str | None = Field(default=None, description="submitted, max_steps or no_tool_call.")
     final_answer: str | None = None
     messages: list[dict[str, Any]] = Field(default_factory=list, description="What the agent saw, OpenAI format.")

@@ -1,4 +1,4 @@
-"""SQLite response cache keyed by the request, so repeated deterministic calls cost nothing."""
+"""SQLite response cache keyed by the request and its seed, so a re-run trial costs nothing."""
 
 from __future__ import annotations
 
@@ -55,10 +55,16 @@ class ResponseCache:
         temperature: float | None,
         seed: int | None,
         max_tokens: int | None,
+        *,
+        cache_seed: int | None = None,
     ) -> str:
+        """The request's hash. `seed` and `cache_seed` (a trial's seed the provider is not sent) tell the
+        trials of one request apart, so that each is its own entry."""
         # None (the provider's default temperature) keys apart from every explicit value.
         sampling = None if temperature is None else float(temperature)
         request = [model, api_base, messages, tools, response_schema, sampling, seed, max_tokens]
+        if cache_seed is not None:
+            request.append({"cache_seed": cache_seed})
         canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

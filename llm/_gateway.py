@@ -32,6 +32,7 @@ async def complete(
     response_schema: dict | None = None,
     temperature: float | None = 0.0,
     seed: int | None = None,
+    cache_seed: int | None = None,
     timeout: float = 120.0,  # noqa: ASYNC109 - forwarded to the provider request, not awaited here
     max_tokens: int | None = None,
     role: str = "world_model",
@@ -41,13 +42,16 @@ async def complete(
     """Ask `model` for one chat completion, with caching, retries and usage accounting.
 
     `temperature=None` sends none (the provider's default), as do `seed` and `max_tokens` when None.
+    `seed` is sent to the provider and keys the cache; `cache_seed` only keys the cache (for protocols
+    that send no seed), so that each trial is its own sample and a re-run of it is served from the cache.
     """
     config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
-    store = _select_cache(cache, config, temperature, seed)
+    store = _select_cache(cache, config, temperature, seed if cache_seed is None else cache_seed)
     key = None
     if store is not None:
         key = ResponseCache.key(
-            config.model, config.api_base, messages, tools, response_schema, temperature, seed, max_tokens
+            config.model, config.api_base, messages, tools, response_schema, temperature, seed, max_tokens,
+            cache_seed=cache_seed,
         )
         hit = await store.get(key)
         if hit is not None:
@@ -85,7 +89,8 @@ def _select_cache(
         return None
     if cache is True:
         return default_cache()
-    # Sampled answers are not reproducible, and scripted answers depend on responder state, not the request.
+    # Unseeded samples must stay independent draws, and scripted answers depend on responder state, not
+    # the request. A seeded sample is one trial's draw: served again when that trial is re-run.
     if config.is_scripted or (temperature != 0 and seed is None):
         return None
     return default_cache()

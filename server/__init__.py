@@ -16,7 +16,7 @@ from ._errors import (
     StepLimitError,
     UnknownToolError,
 )
-from ._faults import FaultSchedule, PlannedFault, fault_rules
+from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
@@ -51,6 +51,7 @@ __all__ = [
     "EpisodeView",
     "EpisodeSummary",
     "FaultSchedule",
+    "FaultTally",
     "InvalidArgumentsError",
     "JudgeHook",
     "Judgment",
@@ -67,4 +68,5 @@ __all__ = [
     "UnknownToolError",
     "WorldModel",
     "fault_rules",
+    "fault_tally",
 ]

@@ -15,7 +15,7 @@ from jsonpointer import JsonPointer, JsonPointerException
 from jsonschema.exceptions import SchemaError as JsonSchemaError
 from referencing.exceptions import Unresolvable as ReferencingError
 
-from occusim.environments import InjectedFault, ToolError, ToolErrorType
+from occusim.environments import InjectedFault, ToolError, ToolErrorType, reports_error
 
 from ._advertised import advertised_validator
 from ._faults import IMPLICIT_LABELS
@@ -55,11 +55,15 @@ def degrade(observation: Any, label: str, *, output_schema: dict[str, Any] | Non
             rng: random.Random) -> tuple[Any, InjectedFault] | None:
     """Degrade a true observation, trying `label` first and the other implicit labels after it.
 
-    Returns the shown observation and its record, or None when no degradation applies (e.g. an empty
-    object with no earlier answer of the same tool); the call is then clean. A degradation applies only
-    when the result still fits the output schema advertised to clients, which would otherwise reject it
-    and turn the implicit fault into an explicit one.
+    `previous` is the latest true answer to the same call (tool and arguments), the one a stale answer
+    repeats. Returns the shown observation and its record, or None when no degradation applies: an error
+    answer (degrading it would hide or disguise the failure), or nothing to cut, drop or null and no
+    different earlier answer; the caller then leaves the fault to a later call. A degradation applies
+    only when the result still fits the output schema advertised to clients, which would otherwise
+    reject it and turn the implicit fault into an explicit one.
     """
+    if reports_error(observation):
+        return None
     validator = advertised_validator(output_schema) if output_schema is not None else None
     # An answer the client would reject anyway is degraded as it is: the check protects valid answers.
     guard = validator if validator is not None and validator.is_valid(observation) else None
@@ -91,7 +95,33 @@ def _truncate_list(observation: Any, _schema: Any, _previous: Any, rng: random.R
     shown = copy.deepcopy(observation)
     if not _set(shown, path, copy.deepcopy(items[:keep])):
         return None
-    return shown, f"{path or '/'}: {len(items)} -> {keep} items"
+    recounted = _recount(shown, path, len(items), keep)
+    detail = f"{path or '/'}: {len(items)} -> {keep} items"
+    return shown, detail + "".join(f"; {count} {len(items)} -> {keep}" for count in recounted)
+
+
+# Names of fields that state how many items a list holds: count, total, item_count, totalCount, num_items...
+_COUNT_NAME = re.compile(r"count|total|^num|^number|^n_|size|length", re.IGNORECASE)
+
+
+def _recount(shown: Any, path: str, before: int, after: int) -> list[str]:
+    """Set the counts that stated the list's former length, in the objects around it, to its new length.
+
+    A truncated list whose `count` still says five would give the cut away; a count that differed
+    from the list's length (a total over pages) is left alone. Returns the pointers changed.
+    """
+    changed = []
+    parts = JsonPointer(path).parts
+    for depth in range(len(parts) - 1, -1, -1):
+        around = JsonPointer.from_parts(parts[:depth]).path
+        holder = _get(shown, around)
+        if not isinstance(holder, dict):
+            break  # past a list, counts describe the list, not the items inside one of its entries
+        for key, value in holder.items():
+            if _COUNT_NAME.search(key) and type(value) is int and value == before:
+                holder[key] = after
+                changed.append(f"{around}/{jsonpointer.escape(key)}")
+    return changed
 
 
 def _drop_fields(observation: Any, schema: Any, _previous: Any, rng: random.Random) -> tuple[Any, str] | None:
@@ -128,9 +158,9 @@ def _null_fields(observation: Any, schema: Any, _previous: Any, rng: random.Rand
 
 
 def _stale(observation: Any, _schema: Any, previous: Any, _rng: random.Random) -> tuple[Any, str] | None:
-    if previous is None or previous == observation:
+    if previous is None or previous == observation or reports_error(previous):
         return None
-    return copy.deepcopy(previous), "repeated the previous answer of this tool"
+    return copy.deepcopy(previous), "repeated the previous answer to the same call"
 
 
 _DEGRADERS = {

@@ -157,7 +157,7 @@ class Episode:
             step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
             return await self._commit(step, self.record.state)
 
-        planned = self.schedule.at(index)
+        planned = self.schedule.next_fault(self.record.steps)
         if planned is not None and planned.kind == "explicit":
             observation, fault = explicit_error(planned.label, tool)
             step = self._new_step(index, tool, arguments, observation, is_error=True)
@@ -168,6 +168,7 @@ class Episode:
             simulation = await self.world_model.simulate(
                 self.scenario, definition, arguments, state=self.record.state, history=self.record.steps,
                 mode=self.record.mode, initial_state=self.record.initial_state, fault_rules=self._fault_rules,
+                seed=self.record.faults.seed,
             )
         except SimulatorError as error:
             return await self._commit(self._simulator_failure(index, tool, arguments, error), self.record.state)
@@ -175,9 +176,11 @@ class Episode:
         shown: dict[str, Any] = simulation.observation
         step = self._new_step(index, tool, arguments, shown, is_error=False)
         if planned is not None:
+            # When nothing can be degraded (an error answer, nothing optional, no earlier answer to repeat)
+            # the call stays clean and the schedule hands the fault to the next call.
             degraded = degrade(
                 simulation.observation, planned.label, output_schema=definition.output_schema,
-                previous=self._previous_observation(tool), rng=self.schedule.rng(index),
+                previous=self._previous_observation(tool, arguments), rng=self.schedule.rng(index),
             )
             if degraded is not None:
                 shown, step.fault = degraded
@@ -242,10 +245,13 @@ class Episode:
             self._state_hash = new_hash
         return StepOutcome(observation=step.observation, is_error=step.is_error, record=step)
 
-    def _previous_observation(self, tool: str) -> Any:
+    def _previous_observation(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The latest true, non-error answer to the same call (tool and arguments): what a stale cache would hold."""
         for earlier in reversed(simulated_steps(self.record.steps)):
-            if earlier.tool == tool:
-                return true_observation(earlier)
+            if earlier.tool == tool and earlier.arguments == arguments:
+                answer = true_observation(earlier)
+                if not reports_error(answer):
+                    return answer
         return None
 
     async def _reload(self) -> None:

@@ -1,23 +1,24 @@
-"""The fault schedule: which calls of an episode fail, and how, decided from the seed alone."""
+"""The fault schedule: which calls of an episode fail, and how, decided from the seed and the calls so far."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from occusim.environments import FaultSettings, Task
+from occusim.environments import FaultSettings, StepRecord, Task
 
 EXPLICIT_LABELS = ("http_500", "timeout", "connection_refused", "service_unavailable")
 IMPLICIT_LABELS = ("truncate_list", "drop_fields", "null_fields", "stale")
-DEFAULT_HORIZON = 10
 
 FaultKind = Literal["explicit", "implicit"]
+_SERVER_KINDS = ("explicit", "implicit")
 
 
 @dataclass(frozen=True)
 class PlannedFault:
-    """The fault planned for one call: its kind, label and which window (0-based) it belongs to."""
+    """One fault of the plan: its kind, the label tried first and its number (0-based) in the episode."""
 
     kind: FaultKind
     label: str
@@ -25,57 +26,58 @@ class PlannedFault:
 
 
 @dataclass(frozen=True)
-class FaultWindow:
-    start: int
-    stop: int  # exclusive
-    kind: FaultKind
-    label: str
+class FaultTally:
+    """How many faults an episode was meant to meet, and how many it met (entered at least one call of)."""
 
+    planned: int
+    met: int
+    calls_needed: int
 
-def expected_horizon(task: Task) -> int:
-    """How many calls an episode of this task is expected to take, to spread the faults over.
-
-    The reference solution's length plus a little slack when there is one, otherwise a typical length;
-    never more than the task's step limit.
-    """
-    planned = len(task.reference_solution) + 2 if task.reference_solution else DEFAULT_HORIZON
-    return min(task.max_steps, planned)
+    @property
+    def too_short(self) -> bool:
+        """The episode ended before meeting every planned fault: too few calls could carry one."""
+        return self.met < self.planned
 
 
 class FaultSchedule:
-    """Server-side fault injection plan for one episode.
+    """Server-side fault plan for one episode, placed on the fly so that short episodes meet it too.
 
-    `count` windows of `duration` consecutive calls each, spread over the expected horizon (one window
-    per equal segment), never on the first call (index 0). Faults are transient: the call after a window
-    is always clean, so the same call succeeds when repeated. E1 windows are explicit errors, E2 implicit degradations, E3 alternates the two
-    starting from a seeded coin flip. E0 and `prompt` have no server-side windows. The same settings and
-    task id always give the same schedule.
+    The plan is `count` faults, each carried by `duration` consecutive calls. E1 faults are explicit
+    errors, E2 implicit degradations, E3 alternates the two starting from a seeded coin flip; each fault's
+    label comes from the seed. E0 and `prompt` have no server-side faults. Where the faults fall is read
+    from the steps recorded so far: a fault starts at the first call that may carry one, which is never
+    the first call (index 0) and never the call right after a fault (faults are transient: a call
+    repeated after its fault succeeds). A call that cannot carry its fault (invalid arguments, the world
+    model gave no answer, an implicit fault on an error answer or on one nothing can degrade) leaves it
+    to the next call. So every episode of `calls_needed` calls or more that could all carry a fault
+    meets every fault, for its full duration, and an E3 episode with two faults or more meets both
+    kinds. The same settings, task id and calls always give the same faults.
     """
 
-    def __init__(self, settings: FaultSettings, *, task_id: str, horizon: int = DEFAULT_HORIZON) -> None:
+    def __init__(self, settings: FaultSettings, *, task_id: str) -> None:
         self.settings = settings
         self.task_id = task_id
-        # Leave room, after the first call, for every window plus one clean call behind it, even when the
-        # expected horizon is short: two windows never touch, so each fault is visibly transient.
-        self.horizon = max(horizon, settings.count * (settings.duration + 1) + 1)
-        self.windows: tuple[FaultWindow, ...] = self._plan()
+        self.faults: tuple[PlannedFault, ...] = self._plan()
 
     @classmethod
     def for_task(cls, settings: FaultSettings, task: Task) -> FaultSchedule:
-        return cls(settings, task_id=task.id, horizon=expected_horizon(task))
+        return cls(settings, task_id=task.id)
 
-    def _plan(self) -> tuple[FaultWindow, ...]:
-        mode, count, duration = self.settings.mode, self.settings.count, self.settings.duration
+    @property
+    def calls_needed(self) -> int:
+        """The fewest calls that meet every fault: a clean first call, then each fault and a clean call between."""
+        if not self.faults:
+            return 0
+        return 1 + len(self.faults) * self.settings.duration + len(self.faults) - 1
+
+    def _plan(self) -> tuple[PlannedFault, ...]:
+        mode, count = self.settings.mode, self.settings.count
         if mode not in ("E1", "E2", "E3") or count == 0:
             return ()
         rng = random.Random(f"occusim-faults:{self.settings.seed}:{self.task_id}")
-        slots = self.horizon - 1  # call indices 1 .. horizon-1
         explicit_first = rng.random() < 0.5
-        windows = []
+        faults = []
         for number in range(count):
-            lo = 1 + (slots * number) // count
-            hi = 1 + (slots * (number + 1)) // count
-            start = lo + rng.randint(0, max(0, hi - lo - duration - 1))
             if mode == "E1":
                 kind: FaultKind = "explicit"
             elif mode == "E2":
@@ -83,24 +85,42 @@ class FaultSchedule:
             else:
                 kind = "explicit" if (number % 2 == 0) == explicit_first else "implicit"
             label = rng.choice(EXPLICIT_LABELS if kind == "explicit" else IMPLICIT_LABELS)
-            windows.append(FaultWindow(start, start + duration, kind, label))
-        return tuple(windows)
+            faults.append(PlannedFault(kind, label, number))
+        return tuple(faults)
 
-    def at(self, index: int) -> PlannedFault | None:
-        """The fault planned for call `index` (0-based), or None for a clean call."""
-        for number, window in enumerate(self.windows):
-            if window.start <= index < window.stop:
-                return PlannedFault(window.kind, window.label, number)
-        return None
+    def next_fault(self, steps: Sequence[StepRecord]) -> PlannedFault | None:
+        """The fault the next call should carry, given the episode's recorded `steps`; None for a clean call."""
+        if not self.faults or not steps:
+            return None
+        number, progress = divmod(_carried(steps), self.settings.duration)
+        if progress:
+            return self.faults[number]
+        if number >= len(self.faults) or carries_fault(steps[-1]):
+            return None
+        return self.faults[number]
+
+    def tally(self, steps: Sequence[StepRecord]) -> FaultTally:
+        """How many planned faults the calls in `steps` met."""
+        entered = -(-_carried(steps) // self.settings.duration)
+        return FaultTally(planned=len(self.faults), met=min(entered, len(self.faults)), calls_needed=self.calls_needed)
 
     def rng(self, index: int) -> random.Random:
         """A generator for the details of call `index` (which fields to drop...), reproducible from the seed."""
         return random.Random(f"occusim-fault-detail:{self.settings.seed}:{self.task_id}:{index}")
 
-    def describe(self) -> list[dict[str, object]]:
-        return [
-            {"calls": list(range(w.start, w.stop)), "kind": w.kind, "label": w.label} for w in self.windows
-        ]
+
+def carries_fault(step: StepRecord) -> bool:
+    """Whether the server injected a fault into this step (faults a prompted simulator made up are not counted)."""
+    return step.fault is not None and step.fault.kind in _SERVER_KINDS
+
+
+def _carried(steps: Sequence[StepRecord]) -> int:
+    return sum(1 for step in steps if carries_fault(step))
+
+
+def fault_tally(settings: FaultSettings, task_id: str, steps: Sequence[StepRecord]) -> FaultTally:
+    """How many faults an episode with these settings was meant to meet, and how many its steps met."""
+    return FaultSchedule(settings, task_id=task_id).tally(steps)
 
 
 def fault_rules(settings: FaultSettings) -> str | None:

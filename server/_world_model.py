@@ -89,8 +89,13 @@ class WorldModel:
 
     async def simulate(self, scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state: dict[str, Any],
                        history: Sequence[StepRecord], mode: SimulationMode = "tracked",
-                       initial_state: dict[str, Any] | None = None, fault_rules: str | None = None) -> Simulation:
-        """Ask the model for this call's observation (and patch), validating and repairing its answer."""
+                       initial_state: dict[str, Any] | None = None, fault_rules: str | None = None,
+                       seed: int | None = None) -> Simulation:
+        """Ask the model for this call's observation (and patch), validating and repairing its answer.
+
+        `seed` (the episode's) is sent with every request instead of the model's own, so that each trial
+        of a task is its own sample and its own cache entry.
+        """
         tracked = mode == "tracked"
         messages = self.messages(scenario, tool, arguments, state=state, history=history, mode=mode,
                                  initial_state=initial_state, fault_rules=fault_rules)
@@ -107,7 +112,8 @@ class WorldModel:
             attempts = attempt + 1
             completion = await ask_world_model(
                 self.model, messages, attempts=attempts, usage=usage, latency_ms=latency,
-                response_schema=schema, temperature=self.temperature, seed=self.seed, max_tokens=self.max_tokens,
+                response_schema=schema, temperature=self.temperature, seed=self.seed if seed is None else seed,
+                max_tokens=self.max_tokens,
             )
             usage = add_usage(usage, completion.usage)
             latency += completion.latency_ms

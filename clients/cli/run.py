@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument("--world-model", metavar="W", help="the model simulating the tools")
     models.add_argument("--judge-model", metavar="J", help="the model judging llm rubric items")
     models.add_argument("--judge-votes", type=int, default=3, metavar="K", help="judge votes per check (default 3)")
-    models.add_argument("--agent-temperature", type=float, default=0.0, metavar="T",
-                        help="agent sampling temperature (default 0; trials differ by seed)")
+    models.add_argument("--agent-temperature", type=float, default=1.0, metavar="T",
+                        help="agent sampling temperature; each trial sends its own seed (default 1)")
     work = parser.add_argument_group("what to run")
     work.add_argument("--tasks", default="all", metavar="SELECTOR",
                       help="comma-separated task-id globs, scenario ids or category slugs (default all)")

@@ -1,84 +1,128 @@
-"""Fault schedules (deterministic, never the first call, transient) and E1/E2/E3/prompt behaviour in episodes."""
+"""Fault schedules (deterministic, never the first call, transient, met by every episode long enough) and
+E1/E2/E3/prompt behaviour in episodes."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_kit import PATIENT, TriageModel, sqlite_store_fixture, start_episode  # noqa: F401
 
-from occusim.environments import FaultSettings
-from occusim.server import FaultSchedule
+from occusim.environments import FaultSettings, InjectedFault, StepRecord
+from occusim.server import FaultSchedule, fault_tally
 from occusim.server._advertised import advertised_validator
 from occusim.server._degrade import _DEGRADERS, degrade, explicit_error
 
 
-def _windows(schedule: FaultSchedule) -> list[tuple[int, int, str, str]]:
-    return [(w.start, w.stop, w.kind, w.label) for w in schedule.windows]
+def play(schedule: FaultSchedule, calls: int, carries=lambda index: True) -> list[StepRecord]:
+    """The steps of an episode of `calls` calls, where call i can carry its fault when `carries(i)`."""
+    steps: list[StepRecord] = []
+    for index in range(calls):
+        planned = schedule.next_fault(steps)
+        step = StepRecord(index=index, tool="t", observation={})
+        if planned is not None and carries(index):
+            step.fault = InjectedFault(kind=planned.kind, label=planned.label, detail=str(planned.window))
+        steps.append(step)
+    return steps
 
 
-def test_same_seed_gives_the_same_schedule_and_different_seeds_differ():
-    settings = FaultSettings(mode="E3", count=2, duration=2, seed=7)
-    first = FaultSchedule(settings, task_id="triage-desk/chest-pain", horizon=12)
-    again = FaultSchedule(settings.model_copy(), task_id="triage-desk/chest-pain", horizon=12)
-    assert _windows(first) == _windows(again)
-
-    layouts = {
-        tuple(_windows(FaultSchedule(FaultSettings(mode="E3", seed=seed), task_id="t", horizon=12)))
-        for seed in range(10)
-    }
-    assert len(layouts) >= 5
-    other_task = FaultSchedule(settings, task_id="triage-desk/short", horizon=12)
-    assert _windows(other_task) != _windows(first)
+def faulted(steps: list[StepRecord]) -> list[int]:
+    return [step.index for step in steps if step.fault is not None]
 
 
-@pytest.mark.parametrize("seed", range(25))
-@pytest.mark.parametrize(("count", "duration", "horizon"), [(2, 2, 10), (3, 1, 6), (2, 3, 4), (1, 5, 30)])
-def test_windows_skip_the_first_call_do_not_overlap_and_spread_out(seed, count, duration, horizon):
-    schedule = FaultSchedule(FaultSettings(mode="E1", count=count, duration=duration, seed=seed),
-                             task_id="t", horizon=horizon)
+def test_same_seed_gives_the_same_plan_and_seeds_vary_kinds_and_labels():
+    settings_ = FaultSettings(mode="E3", count=2, duration=2, seed=7)
+    first = FaultSchedule(settings_, task_id="triage-desk/chest-pain")
+    again = FaultSchedule(settings_.model_copy(), task_id="triage-desk/chest-pain")
+    assert first.faults == again.faults
+    assert faulted(play(first, 12)) == faulted(play(again, 12)) == [1, 2, 4, 5]
 
-    assert len(schedule.windows) == count
-    assert schedule.at(0) is None
-    covered = [i for i in range(schedule.horizon + 5) if schedule.at(i) is not None]
-    assert len(covered) == count * duration
-    for number, window in enumerate(schedule.windows):
-        assert window.stop - window.start == duration
-        assert 1 <= window.start and window.stop <= schedule.horizon
-        # One window per equal segment of the horizon.
-        segment = (schedule.horizon - 1) / count
-        assert 1 + int(segment * number) <= window.start
-        # The call after each window is clean.
-        assert schedule.at(window.stop) is None
+    plans = {FaultSchedule(FaultSettings(mode="E3", count=4, seed=seed), task_id="t").faults for seed in range(10)}
+    assert len(plans) >= 5
+    assert {plan[0].kind for plan in plans} == {"explicit", "implicit"}
 
 
 def test_modes_choose_kinds_and_labels():
-    e1 = FaultSchedule(FaultSettings(mode="E1", count=4, duration=1, seed=1), task_id="t", horizon=20)
-    e2 = FaultSchedule(FaultSettings(mode="E2", count=4, duration=1, seed=1), task_id="t", horizon=20)
-    assert {w.kind for w in e1.windows} == {"explicit"}
-    assert {w.label for w in e1.windows} <= {"http_500", "timeout", "connection_refused", "service_unavailable"}
-    assert {w.kind for w in e2.windows} == {"implicit"}
-    assert {w.label for w in e2.windows} <= {"truncate_list", "drop_fields", "null_fields", "stale"}
+    e1 = FaultSchedule(FaultSettings(mode="E1", count=4, duration=1, seed=1), task_id="t")
+    e2 = FaultSchedule(FaultSettings(mode="E2", count=4, duration=1, seed=1), task_id="t")
+    assert {f.kind for f in e1.faults} == {"explicit"}
+    assert {f.label for f in e1.faults} <= {"http_500", "timeout", "connection_refused", "service_unavailable"}
+    assert {f.kind for f in e2.faults} == {"implicit"}
+    assert {f.label for f in e2.faults} <= {"truncate_list", "drop_fields", "null_fields", "stale"}
     for seed in range(6):
-        e3 = FaultSchedule(FaultSettings(mode="E3", count=4, duration=1, seed=seed), task_id="t", horizon=20)
-        kinds = [w.kind for w in e3.windows]
+        e3 = FaultSchedule(FaultSettings(mode="E3", count=4, duration=1, seed=seed), task_id="t")
+        kinds = [f.kind for f in e3.faults]
         assert kinds[0] != kinds[1] and kinds[1] != kinds[2] and kinds[2] != kinds[3]
     for mode in ("E0", "prompt"):
-        assert FaultSchedule(FaultSettings(mode=mode), task_id="t").windows == ()
-    assert FaultSchedule(FaultSettings(mode="E1", count=0), task_id="t").windows == ()
+        schedule = FaultSchedule(FaultSettings(mode=mode), task_id="t")
+        assert schedule.faults == () and schedule.calls_needed == 0 and faulted(play(schedule, 20)) == []
+    assert FaultSchedule(FaultSettings(mode="E1", count=0), task_id="t").faults == ()
+
+
+@settings(max_examples=400, deadline=None)
+@given(mode=st.sampled_from(["E1", "E2", "E3"]), count=st.integers(1, 5), duration=st.integers(1, 4),
+       seed=st.integers(0, 2**31), calls=st.integers(0, 40))
+def test_every_episode_long_enough_meets_every_fault_for_its_full_duration(mode, count, duration, seed, calls):
+    schedule = FaultSchedule(FaultSettings(mode=mode, count=count, duration=duration, seed=seed), task_id="t")
+    steps = play(schedule, calls)
+    tally = schedule.tally(steps)
+    assert tally.planned == count and schedule.calls_needed == count * (duration + 1)
+
+    hits = faulted(steps)
+    assert 0 not in hits
+    # Each fault covers `duration` consecutive calls, then one clean call (transient), in plan order.
+    runs = [steps[i].fault.detail for i in hits]
+    assert runs == [str(n) for n in range(count) for _ in range(duration)][: len(hits)]
+    for first, second in zip(hits, hits[1:], strict=False):
+        same = steps[first].fault.detail == steps[second].fault.detail
+        assert second == first + 1 if same else second == first + 2
+    if calls >= schedule.calls_needed:
+        assert len(hits) == count * duration
+        assert tally.met == count and not tally.too_short
+        if mode == "E3" and count >= 2:
+            assert {steps[i].fault.kind for i in hits} == {"explicit", "implicit"}
+    # A fault is met from its first call on; fault k starts at call 1 + k * (duration + 1), so a shorter
+    # episode meets as many as it can hold, and is flagged when that is fewer than planned.
+    assert tally.met == min(count, (calls - 2) // (duration + 1) + 1)
+    assert tally.too_short == (tally.met < count)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mode=st.sampled_from(["E1", "E2", "E3"]), count=st.integers(1, 4), duration=st.integers(1, 3),
+       seed=st.integers(0, 2**31), blocked=st.lists(st.booleans(), max_size=25), tail=st.integers(0, 20))
+def test_a_call_that_cannot_carry_its_fault_hands_it_on(mode, count, duration, seed, blocked, tail):
+    """Invalid calls, failed simulations and answers nothing can degrade never cost a fault."""
+    schedule = FaultSchedule(FaultSettings(mode=mode, count=count, duration=duration, seed=seed), task_id="t")
+    steps = play(schedule, len(blocked) + tail, lambda i: i >= len(blocked) or not blocked[i])
+    hits = faulted(steps)
+    details = [steps[i].fault.detail for i in hits]
+    assert details == [str(n) for n in range(count) for _ in range(duration)][: len(hits)]
+    # Once calls can carry faults again, a run of `calls_needed` of them completes the plan.
+    if tail >= schedule.calls_needed:
+        assert schedule.tally(steps).met == count and len(hits) == count * duration
+    assert fault_tally(schedule.settings, "t", steps) == schedule.tally(steps)
+
+
+@pytest.mark.parametrize(("calls", "met"), [(0, 0), (1, 0), (2, 1), (3, 1), (4, 1), (5, 2), (6, 2), (30, 2)])
+def test_short_episodes_meet_what_they_can_hold(calls, met):
+    for seed in range(50):
+        schedule = FaultSchedule(FaultSettings(mode="E3", count=2, duration=2, seed=seed), task_id="t")
+        tally = schedule.tally(play(schedule, calls))
+        assert (tally.planned, tally.met, tally.too_short) == (2, met, met < 2)
 
 
 async def test_e1_errors_skip_the_model_keep_the_state_and_are_transient(sqlite_store):
     model = TriageModel()
     episode = await start_episode(sqlite_store, model, faults=FaultSettings(mode="E1", count=2, duration=2, seed=5))
     schedule = episode.schedule
-    assert len(schedule.windows) == 2
 
-    for index in range(schedule.windows[-1].stop + 1):
+    for index in range(8):
         calls_before = model.calls
         state_before = episode.state
+        planned = schedule.next_fault(episode.record.steps)
         outcome = await episode.step("set_priority", {"patient_id": "P2", "priority": 1 + index % 5})
-        planned = schedule.at(index)
         if planned is None:
             assert not outcome.is_error and outcome.record.fault is None
             assert model.calls == calls_before + 1
@@ -92,47 +136,90 @@ async def test_e1_errors_skip_the_model_keep_the_state_and_are_transient(sqlite_
             assert outcome.record.true_observation is None
             assert episode.state == state_before
 
-    # The call right after each window succeeds.
-    for window in schedule.windows:
-        assert episode.record.steps[window.stop].fault is None
-        assert not episode.record.steps[window.stop].is_error
+    assert faulted(episode.record.steps) == [1, 2, 4, 5]
+    assert schedule.tally(episode.record.steps).met == 2
     stored = await sqlite_store.load_episode(episode.id)
     assert [s.fault for s in stored.steps] == [s.fault for s in episode.record.steps]
+
+
+async def test_an_invalid_call_leaves_the_fault_to_the_next_call(sqlite_store):
+    episode = await start_episode(sqlite_store, TriageModel(),
+                                  faults=FaultSettings(mode="E1", count=1, duration=2, seed=3))
+    await episode.step("list_patients", {})
+    bad = await episode.step("get_patient", {"patient_id": "nobody"})
+    assert bad.observation["error"]["type"] == "invalid_arguments" and bad.record.fault is None
+    first = await episode.step("get_patient", {"patient_id": "P1"})
+    second = await episode.step("get_patient", {"patient_id": "P1"})
+    after = await episode.step("get_patient", {"patient_id": "P1"})
+    assert first.record.fault and second.record.fault and after.record.fault is None and not after.is_error
 
 
 async def test_e2_applies_the_true_patch_but_shows_a_degraded_observation(sqlite_store):
     model = TriageModel()
     episode = await start_episode(sqlite_store, model, faults=FaultSettings(mode="E2", count=2, duration=2, seed=11))
-    schedule = episode.schedule
 
-    degraded = 0
-    for index in range(schedule.windows[-1].stop + 1):
-        outcome = await episode.step("set_priority", {"patient_id": "P1", "priority": 1 + index % 5})
-        # The true state change happens whatever the agent is shown.
-        assert episode.state["patients"][0]["priority"] == 1 + index % 5
-        assert model.calls == index + 1
-        if schedule.at(index) is None:
-            assert outcome.record.fault is None and outcome.record.true_observation is None
+    for index in range(8):
+        # Each write is new (nothing optional, no earlier answer to repeat), so its fault moves to the
+        # listing after it.
+        if index % 2 == 0:
+            outcome = await episode.step("set_priority", {"patient_id": "P1", "priority": 1 + index // 2})
+            assert outcome.record.fault is None
         else:
-            degraded += 1
-            fault = outcome.record.fault
+            outcome = await episode.step("list_patients", {})
+        # The true state change happens whatever the agent is shown.
+        assert episode.state["patients"][0]["priority"] == 1 + index // 2
+        assert model.calls == index + 1
+        fault = outcome.record.fault
+        if fault is None:
+            assert outcome.record.true_observation is None
+        else:
             assert fault.kind == "implicit"
-            # Every field of set_priority is required, so only a stale answer can degrade it.
-            assert fault.label == "stale"
-            assert outcome.record.true_observation == {"ok": True, "patient_id": "P1", "priority": 1 + index % 5}
-            assert outcome.observation == episode.record.steps[index - 1].true_observation or \
-                outcome.observation == episode.record.steps[index - 1].observation
+            assert outcome.record.true_observation == {"patients": episode.state["patients"], "count": 3}
             assert outcome.observation != outcome.record.true_observation
-    assert degraded == 4
+    assert faulted(episode.record.steps) == [1, 3, 5, 7]
+    assert episode.schedule.tally(episode.record.steps).met == 2
     stored = await sqlite_store.load_episode(episode.id)
-    faulted = [s for s in stored.steps if s.fault]
-    assert len(faulted) == 4 and all(s.true_observation for s in faulted)
+    faulted_steps = [s for s in stored.steps if s.fault]
+    assert len(faulted_steps) == 4 and all(s.true_observation for s in faulted_steps)
+
+
+async def test_an_answer_nothing_can_degrade_hands_the_fault_on(sqlite_store):
+    """An error answer stays an error, a first call of its kind has no stale answer: the next call is degraded."""
+    model = TriageModel()
+    episode = await start_episode(sqlite_store, model, faults=FaultSettings(mode="E2", count=1, duration=1, seed=0))
+    await episode.step("list_patients", {})
+    missing = await episode.step("get_patient", {"patient_id": "P9"})
+    assert missing.is_error and missing.record.fault is None and missing.observation == {"error": "no patient P9"}
+    first_write = await episode.step("set_priority", {"patient_id": "P1", "priority": 2})
+    assert first_write.record.fault is None and first_write.observation["priority"] == 2
+    assert episode.schedule.tally(episode.record.steps).met == 0
+
+    listing = await episode.step("list_patients", {})
+    assert listing.record.fault is not None and listing.record.fault.kind == "implicit"
+    assert listing.observation != listing.record.true_observation
+    assert episode.schedule.tally(episode.record.steps).met == 1
+
+
+async def test_stale_repeats_only_an_earlier_answer_to_the_same_call(sqlite_store):
+    model = TriageModel()
+    episode = await start_episode(sqlite_store, model, faults=FaultSettings(mode="E2", count=3, duration=1, seed=0))
+    episode.schedule.faults = tuple(f.__class__(f.kind, "stale", f.window) for f in episode.schedule.faults)
+    await episode.step("get_patient", {"patient_id": "P1"})
+    # Another patient's record is never passed off as this one's: with no earlier answer to this call,
+    # another degradation is used.
+    other = await episode.step("get_patient", {"patient_id": "P2"})
+    assert other.record.fault.label != "stale" and other.observation["id"] == "P2"
+    await episode.step("set_priority", {"patient_id": "P2", "priority": 1})
+    again = await episode.step("get_patient", {"patient_id": "P2"})
+    assert again.record.fault.label == "stale"
+    assert again.observation == {**again.record.true_observation, "priority": 4}
+    assert again.record.true_observation["priority"] == 1
 
 
 async def test_e3_mixes_explicit_and_implicit_faults(sqlite_store):
     model = TriageModel()
     episode = await start_episode(sqlite_store, model, faults=FaultSettings(mode="E3", count=2, duration=1, seed=2))
-    for _ in range(episode.schedule.windows[-1].stop):
+    for _ in range(episode.schedule.calls_needed):
         await episode.step("list_patients", {})
     kinds = [s.fault.kind for s in episode.record.steps if s.fault]
     assert sorted(kinds) == ["explicit", "implicit"]
@@ -184,7 +271,36 @@ def test_truncate_list_keeps_one_or_two_items(seed):
     assert fault.label == "truncate_list" and fault.detail.startswith("/patients: 5 -> ")
     assert 1 <= len(shown["patients"]) <= 2
     assert shown["patients"] == LISTING["patients"][: len(shown["patients"])]
-    assert shown["count"] == 5 and len(LISTING["patients"]) == 5
+    # The count says what the list now holds; the original is untouched.
+    assert shown["count"] == len(shown["patients"]) and fault.detail.endswith(f"/count 5 -> {shown['count']}")
+    assert LISTING["count"] == 5 and len(LISTING["patients"]) == 5
+
+
+def test_truncation_keeps_the_counts_around_the_list_consistent():
+    answer = {"total": 4, "page": {"item_count": 4, "items": [{"id": i} for i in range(4)], "limit": 4},
+              "summary": {"count": 4}, "grand_total_pages": 9, "flag": True}
+    shown, fault = degrade(answer, "truncate_list", output_schema=None, previous=None, rng=random.Random(1))
+    kept = len(shown["page"]["items"])
+    assert kept in (1, 2)
+    assert shown["total"] == shown["page"]["item_count"] == kept
+    # Not a count of this list: a sibling limit, a count elsewhere, a total that differed.
+    assert shown["page"]["limit"] == 4 and shown["summary"] == {"count": 4} and shown["grand_total_pages"] == 9
+    # Counts inside one entry of a list describe that entry, not the list around it.
+    nested = {"count": 3, "rows": [{"tags": ["a", "b", "c"], "count": 3}, {"tags": []}, {"tags": []}]}
+    shown, fault = degrade(nested, "truncate_list", output_schema=None, previous=None, rng=random.Random(0))
+    assert fault.detail.startswith("/rows: 3 -> ") and shown["count"] == len(shown["rows"])
+    assert shown["rows"][0]["count"] == 3
+
+
+@pytest.mark.parametrize("label", ["truncate_list", "drop_fields", "null_fields", "stale"])
+def test_an_error_answer_is_never_degraded(label):
+    error = {"error": {"type": "not_found", "message": "no patient P9"}, "patients": [{"id": "P1"}, {"id": "P2"}]}
+    assert degrade(error, label, output_schema=None, previous=RECORD, rng=random.Random(0)) is None
+    assert degrade({"error": "no patient P9"}, label, output_schema=PATIENT, previous=RECORD,
+                   rng=random.Random(0)) is None
+    # Nor is an earlier error repeated as a stale answer.
+    shown, fault = degrade(RECORD, "stale", output_schema=PATIENT, previous={"error": "down"}, rng=random.Random(0))
+    assert fault.label != "stale" and "error" not in shown
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -285,8 +401,8 @@ def test_only_fields_optional_at_their_own_level_are_dropped_through_references_
 
 
 def test_an_answer_the_schema_does_not_describe_loses_no_field():
-    # An error envelope outside the declared schema: no field is known to be optional, a list may still be cut.
-    answer = {"error": {"code": "NOT_FOUND", "message": "no unit U9"}, "units": ["U1", "U2", "U3"]}
+    # An answer outside the declared schema: no field is known to be optional, a list may still be cut.
+    answer = {"warning": {"code": "PARTIAL", "message": "unit U9 unknown"}, "units": ["U1", "U2", "U3"]}
     shown, fault = degrade(answer, "drop_fields", output_schema=DISPATCH_SCHEMA, previous=None,
                            rng=random.Random(0))
-    assert fault.label == "truncate_list" and shown["error"] == answer["error"]
+    assert fault.label == "truncate_list" and shown["warning"] == answer["warning"]

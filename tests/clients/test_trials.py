@@ -1,0 +1,148 @@
+"""Trials that measure reliability: each trial sends its own seed to the world model and the agent over a
+real OpenAI-compatible HTTP endpoint, so trials are separate samples, and re-running a trial is served
+from the response cache without a single request."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from client_kit import TASK_A, ReplayWorld, ScriptedAgent, passing_judge
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from occusim.clients import RunConfig, run_batch
+from occusim.llm import ResponseCache, ScriptedReply, set_default_cache
+
+
+class FakeProvider:
+    """An OpenAI-compatible chat endpoint on 127.0.0.1 that answers each model with a scripted responder
+    and keeps every request body it receives."""
+
+    def __init__(self, responders: dict[str, Any]) -> None:
+        self.responders = responders
+        self.requests: list[dict[str, Any]] = []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def of(self, model: str) -> list[dict[str, Any]]:
+        return [body for body in self.requests if body["model"] == model]
+
+    async def _complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        answer = self.responders[body["model"]](body["messages"], body)
+        reply = answer if isinstance(answer, ScriptedReply) else ScriptedReply(text=json.dumps(answer))
+        calls = [{"id": call.get("id") or f"call_{n}", "type": "function",
+                  "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
+                 for n, call in enumerate(reply.tool_calls)]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if calls:
+            message["tool_calls"] = calls
+        return JSONResponse({
+            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })
+
+    def __enter__(self) -> FakeProvider:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the fake provider did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture
+def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+    agent = ScriptedAgent(lambda task_id, seed: "replay")
+    with FakeProvider({"fake-world": ReplayWorld(), "fake-agent": agent}) as fake:
+        for role in ("WORLD_MODEL", "AGENT"):
+            monkeypatch.setenv(f"OCCUSIM_{role}_API_BASE", fake.api_base)
+            monkeypatch.setenv(f"OCCUSIM_{role}_API_KEY", "test-key")
+        yield fake
+
+
+def config(**overrides: Any) -> RunConfig:
+    values: dict[str, Any] = dict(
+        agent_model="openai/fake-agent", world_model="openai/fake-world", judge_model=passing_judge("trials-judge"),
+        tasks=TASK_A, faults=["E0"], trials=3, seed=40, concurrency=2,
+    )
+    values.update(overrides)
+    return RunConfig(**values)
+
+
+async def test_each_trial_is_its_own_sample_and_a_rerun_is_served_from_the_cache(provider: FakeProvider,
+                                                                                  tmp_path: Path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    set_default_cache(cache)
+
+    first = await run_batch(config(), tmp_path / "first", show_progress=False)
+    assert first.ran == 3 and all(row.status == "ok" for row in first.rows)
+    world, agent = provider.of("fake-world"), provider.of("fake-agent")
+    # Every request carries its trial's seed, natively; the world model samples at temperature 0 and the
+    # agent at the default 1.
+    assert {body["seed"] for body in world} == {body["seed"] for body in agent} == {40, 41, 42}
+    assert {body["temperature"] for body in world} == {0.0} and {body["temperature"] for body in agent} == {1.0}
+    # The trials ask the world model the same first question: one request per trial, none served from
+    # another trial's cache entry.
+    seeds_by_prompt: dict[str, list[int]] = {}
+    for body in world:
+        seeds_by_prompt.setdefault(json.dumps(body["messages"]), []).append(body["seed"])
+    assert any(sorted(seeds) == [40, 41, 42] for seeds in seeds_by_prompt.values())
+    assert cache.hits == 0
+
+    requests_before = len(provider.requests)
+    again = await run_batch(config(), tmp_path / "again", show_progress=False)
+    assert again.ran == 3 and all(row.status == "ok" for row in again.rows)
+    assert len(provider.requests) == requests_before, "a re-run must be served from the cache"
+    for row in again.rows:
+        assert row.usage["world_model"].calls == 0 and row.usage["world_model"].cached_calls > 0
+        assert row.usage["agent"].calls == 0 and row.usage["agent"].cached_calls > 0
+    assert cache.hits == cache.misses
+
+    # A fourth trial is new: only it reaches the provider.
+    await run_batch(config(trials=4), tmp_path / "again", show_progress=False)
+    assert {body["seed"] for body in provider.requests[requests_before:]} == {43}
+
+
+async def test_result_rows_count_the_faults_planned_and_met(provider: FakeProvider, tmp_path: Path):
+    set_default_cache(ResponseCache(tmp_path / "responses.sqlite"))
+    summary = await run_batch(config(faults=["E0", "E1", "E3"], trials=2, fault_count=1, fault_duration=1),
+                              tmp_path / "run", show_progress=False)
+    rows = {(row.fault_mode, row.trial): row for row in summary.rows}
+    assert len(rows) == 6 and all(row.status == "ok" for row in rows.values())
+    for (mode, _trial), row in rows.items():
+        planned = 0 if mode == "E0" else 1
+        assert (row.faults_planned, row.faults_met, row.too_short_for_faults) == (planned, planned, False)
+        assert len(row.faults_injected) == planned
+
+    # Three faults of two calls need 9 calls; the replayed task makes fewer, and the row says so.
+    short = await run_batch(config(faults=["E1"], trials=1, fault_count=3, fault_duration=2),
+                            tmp_path / "short", show_progress=False)
+    (row,) = short.rows
+    assert row.steps < 9
+    assert row.faults_planned == 3 and row.faults_met == (row.steps - 2) // 3 + 1 < 3
+    assert row.too_short_for_faults
