@@ -100,8 +100,11 @@ def _truncate_list(observation: Any, _schema: Any, _previous: Any, rng: random.R
     return shown, detail + "".join(f"; {count} {len(items)} -> {keep}" for count in recounted)
 
 
-# Names of fields that state how many items a list holds: count, total, item_count, totalCount, num_items...
-_COUNT_NAME = re.compile(r"count|total|^num|^number|^n_|size|length", re.IGNORECASE)
+# Names of fields that state how many items a list holds: count, item_count, totalCount, total, num_items...
+_COUNT_NAME = re.compile(
+    r"count|^(total|size|length|n)$|^total_?(items|results|records|entries|rows|matches)$|^num_?[a-z]|^number_?of",
+    re.IGNORECASE,
+)
 
 
 def _recount(shown: Any, path: str, before: int, after: int) -> list[str]:

@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="E0 clean (default), E1 explicit errors, E2 implicit degradation, E3 mixed, prompt")
     stdio.add_argument("--fault-count", type=int, metavar="N", help="how many faults (default 2)")
     stdio.add_argument("--fault-duration", type=int, metavar="N", help="consecutive calls per fault (default 2)")
-    stdio.add_argument("--seed", type=int, metavar="S", help="seed of the fault schedule (default 0)")
+    stdio.add_argument("--seed", type=int, metavar="S", help="seed of the faults and the world model's requests (default 0)")
     stdio.add_argument("--mode", choices=["tracked", "history"], help="simulation mode (default tracked)")
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
     http = parser.add_argument_group("hosted service")

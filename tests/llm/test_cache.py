@@ -169,3 +169,35 @@ def test_key_depends_on_every_request_field():
     assert len(keys) == len(variants) + 1
     reordered = {**base, "response_schema": {"b": 1, "a": 2}}
     assert ResponseCache.key(**reordered) == ResponseCache.key(**{**base, "response_schema": {"a": 2, "b": 1}})
+
+
+async def test_each_seed_is_its_own_sample_and_a_rerun_of_one_is_a_hit(tmp_path):
+    """Trials send their own seed: a sampled call is cached per seed, never shared between seeds."""
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    responder, calls = counting()
+    model = scripted_model(responder)
+
+    for _ in range(2):
+        for trial_seed in (40, 41, 42):
+            await complete(model, USER, cache=cache, seed=trial_seed, temperature=1.0)
+
+    assert [request["seed"] for request in calls] == [40, 41, 42]
+    assert (cache.hits, cache.misses) == (3, 3)
+
+
+async def test_a_cache_seed_keys_the_cache_without_reaching_the_provider(tmp_path):
+    responder, calls = counting()
+    model = scripted_model(responder)
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+
+    for _ in range(2):
+        for trial_seed in (0, 1):
+            await complete(model, USER, cache=cache, cache_seed=trial_seed, temperature=1.0)
+    assert [request["seed"] for request in calls] == [None, None]
+    assert (cache.hits, cache.misses) == (2, 2)
+
+    # The cache seed sets the entry apart; without one the key is the plain request's, as before.
+    keys = {ResponseCache.key("m", None, USER, None, None, 1.0, None, None, cache_seed=s) for s in (None, 0, 1)}
+    assert len(keys) == 3
+    assert ResponseCache.key("m", None, USER, None, None, 1.0, 3, None) == ResponseCache.key(
+        "m", None, USER, None, None, 1.0, 3, None, cache_seed=None)

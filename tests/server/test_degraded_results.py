@@ -3,17 +3,21 @@ and reach an MCP SDK client as results it accepts."""
 
 from __future__ import annotations
 
+import copy
 import random
 from pathlib import Path
 
+import jsonpointer
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcp import Client
 from test_catalog_reference import golden_world_model
 
 from occusim.environments import FaultSettings, Scenario, Tool, load_catalog
 from occusim.server import EpisodeService, Store, build_mcp_server
-from occusim.server._degrade import _DEGRADERS, degrade
+from occusim.server._degrade import _DEGRADERS, degrade, is_error_observation
 from occusim.server._mcp_server import advertised_output_schema
 
 CATALOG = load_catalog()
@@ -145,3 +149,40 @@ def test_the_advertised_schema_admits_cut_lists_shrunk_objects_and_alternatives_
     assert validator.is_valid({"tags": ["urgent"], "contact": {"kind": None, "phone": "555"}})
     assert not validator.is_valid({"tags": "urgent"})
     assert not validator.is_valid({"contact": {"kind": "fax", "phone": "555"}})
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 6) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(
+        st.sampled_from(["id", "count", "total", "items", "error", "note", "n", "rows", "numRows", "size"]),
+        inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(observation=JSON, previous=JSON, label=st.sampled_from(sorted(_DEGRADERS)), seed=st.integers(0, 99))
+def test_degrading_any_answer_never_raises_and_keeps_errors_and_counts_honest(observation, previous, label, seed):
+    before = copy.deepcopy(observation)
+    result = degrade(observation, label, output_schema=None, previous=previous, rng=random.Random(seed))
+    assert observation == before
+    if is_error_observation(observation):
+        assert result is None
+        return
+    if result is None:
+        return
+    shown, fault = result
+    assert shown != observation and not (fault.label == "stale" and is_error_observation(shown))
+    if fault.label == "truncate_list":
+        path, _, change = fault.detail.partition(": ")
+        old, new = (int(part.split()[0]) for part in change.split(" -> ")[:2])
+        pointer = "" if path == "/" else path
+        assert len(jsonpointer.resolve_pointer(shown, pointer)) == new < old
+        # No count beside the list, in the objects around it, still states its former length.
+        parts = pointer.split("/")
+        for depth in range(len(parts) - 1, 0, -1):
+            holder = jsonpointer.resolve_pointer(shown, "/".join(parts[:depth]))
+            if not isinstance(holder, dict):
+                break
+            assert not any(key in ("count", "total", "n", "numRows", "size") and type(value) is int and value == old
+                           for key, value in holder.items())

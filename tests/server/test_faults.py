@@ -277,14 +277,15 @@ def test_truncate_list_keeps_one_or_two_items(seed):
 
 
 def test_truncation_keeps_the_counts_around_the_list_consistent():
-    answer = {"total": 4, "page": {"item_count": 4, "items": [{"id": i} for i in range(4)], "limit": 4},
+    answer = {"total": 4, "page": {"item_count": 4, "items": [{"id": i} for i in range(4)], "limit": 4,
+                                   "total_weight": 4, "numItems": 4},
               "summary": {"count": 4}, "grand_total_pages": 9, "flag": True}
     shown, fault = degrade(answer, "truncate_list", output_schema=None, previous=None, rng=random.Random(1))
     kept = len(shown["page"]["items"])
     assert kept in (1, 2)
-    assert shown["total"] == shown["page"]["item_count"] == kept
-    # Not a count of this list: a sibling limit, a count elsewhere, a total that differed.
-    assert shown["page"]["limit"] == 4 and shown["summary"] == {"count": 4} and shown["grand_total_pages"] == 9
+    assert shown["total"] == shown["page"]["item_count"] == shown["page"]["numItems"] == kept
+    # Not a count of this list: a sibling limit or sum, a count elsewhere, a total that differed.
+    assert shown["page"]["limit"] == shown["page"]["total_weight"] == 4 and shown["summary"] == {"count": 4} and shown["grand_total_pages"] == 9
     # Counts inside one entry of a list describe that entry, not the list around it.
     nested = {"count": 3, "rows": [{"tags": ["a", "b", "c"], "count": 3}, {"tags": []}, {"tags": []}]}
     shown, fault = degrade(nested, "truncate_list", output_schema=None, previous=None, rng=random.Random(0))
