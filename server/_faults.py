@@ -42,7 +42,7 @@ class FaultTally:
 class FaultSchedule:
     """Server-side fault plan for one episode, placed on the fly so that short episodes meet it too.
 
-    The plan is `count` faults, each carried by `duration` consecutive calls. E1 faults are explicit
+    The plan is `count` faults, each carried by `duration` successive calls. E1 faults are explicit
     errors, E2 implicit degradations, E3 alternates the two starting from a seeded coin flip; each fault's
     label comes from the seed. E0 and `prompt` have no server-side faults. Where the faults fall is read
     from the steps recorded so far: a fault starts at the first call that may carry one, which is never
@@ -51,7 +51,9 @@ class FaultSchedule:
     model gave no answer, an implicit fault on an error answer or on one nothing can degrade) leaves it
     to the next call. So every episode of `calls_needed` calls or more that could all carry a fault
     meets every fault, for its full duration, and an E3 episode with two faults or more meets both
-    kinds. The same settings, task id and calls always give the same faults.
+    kinds. Faults start as early as these rules allow rather than at seeded places: how long an
+    episode will run is unknown when a fault must be placed, and any delay lets short episodes miss it.
+    The same settings, task id and calls always give the same faults.
     """
 
     def __init__(self, settings: FaultSettings, *, task_id: str) -> None:
@@ -65,7 +67,7 @@ class FaultSchedule:
 
     @property
     def calls_needed(self) -> int:
-        """The fewest calls that meet every fault: a clean first call, then each fault and a clean call between."""
+        """The fewest calls that meet every fault in full: a clean first call, each fault, a clean call between."""
         if not self.faults:
             return 0
         return 1 + len(self.faults) * self.settings.duration + len(self.faults) - 1
