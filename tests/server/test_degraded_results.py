@@ -15,9 +15,9 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from test_catalog_reference import golden_world_model
 
-from occusim.environments import FaultSettings, Scenario, Tool, load_catalog
+from occusim.environments import FaultSettings, Scenario, Tool, load_catalog, reports_error
 from occusim.server import EpisodeService, Store, build_mcp_server
-from occusim.server._degrade import _DEGRADERS, degrade, is_error_observation
+from occusim.server._degrade import _DEGRADERS, degrade
 from occusim.server._mcp_server import advertised_output_schema
 
 CATALOG = load_catalog()
@@ -166,13 +166,13 @@ def test_degrading_any_answer_never_raises_and_keeps_errors_and_counts_honest(ob
     before = copy.deepcopy(observation)
     result = degrade(observation, label, output_schema=None, previous=previous, rng=random.Random(seed))
     assert observation == before
-    if is_error_observation(observation):
+    if reports_error(observation):
         assert result is None
         return
     if result is None:
         return
     shown, fault = result
-    assert shown != observation and not (fault.label == "stale" and is_error_observation(shown))
+    assert shown != observation and not (fault.label == "stale" and reports_error(shown))
     if fault.label == "truncate_list":
         path, _, change = fault.detail.partition(": ")
         old, new = (int(part.split()[0]) for part in change.split(" -> ")[:2])
