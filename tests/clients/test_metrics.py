@@ -234,17 +234,10 @@ def test_unjudged_episodes_are_reported_apart():
     assert (metrics.judge.abstentions.count, metrics.judge.abstentions.total) == (3, 3)
 
 
-class RowWithFaultCounts(ResultRow):
-    """A row that records how many faults were planned and met (fields of newer result rows)."""
-
-    faults_planned: int | None = None
-    faults_met: int | None = None
-
-
 def test_faults_met_per_episode():
     labelled = [row("s/a", "E2", 0, True).model_copy(update={"faults_injected": ["stale", "stale", "truncate"]}),
                 row("s/b", "E2", 0, True).model_copy(update={"faults_injected": ["stale"]})]
-    counted = [RowWithFaultCounts(**row(f"s/{name}", "E3", 0, True).model_dump(), faults_planned=2, faults_met=met)
+    counted = [row(f"s/{name}", "E3", 0, True).model_copy(update={"faults_planned": 2, "faults_met": met})
                for name, met in (("a", 2), ("b", 1), ("c", 0), ("d", 2))]
 
     met = compute_metrics([*labelled, *counted, row("s/a", "E0", 0, True)]).faults_met
