@@ -9,7 +9,7 @@ import mcp_types as types
 from mcp import Client
 
 from occusim.environments import RAW_ARGUMENTS_META, HarnessPrompts, Usage
-from occusim.llm import LLMOutputError, ModelConfig, UsageLedger, complete
+from occusim.llm import LLMOutputError, ModelConfig, UsageLedger, complete, derived_seed
 
 from ._conversation import SUBMIT_TOOL, AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
 
@@ -53,9 +53,11 @@ class OccubenchAgent:
         turn = 0
         while turn < turns:
             try:
+                # OccuBench sends no seed: the trial's only keys the cache (a repeated question its own entry).
+                cache_seed = None if seed is None else derived_seed(seed, "occubench-agent", unreadable)
                 completion = await complete(self.model, messages, tools=tools or None, temperature=None,
                                             max_tokens=self.prompts.agent_max_tokens, timeout=self.timeout,
-                                            role="agent")
+                                            role="agent", cache_seed=cache_seed)
             except LLMOutputError:
                 # Tool-call arguments the gateway cannot read: ask the same question again, a few times.
                 unreadable += 1

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from occusim.environments import EpisodeRecord, HarnessPrompts, Task, Usage
-from occusim.llm import LLMError, ModelConfig, complete, sum_usage
+from occusim.llm import LLMError, ModelConfig, complete, derived_seed, sum_usage
 
 from ._errors import JudgeModelError
 from ._judge import VERIFICATION_PLAN_ID
@@ -85,8 +85,10 @@ async def verify_occubench(prompts: HarnessPrompts, task: Task, config: dict[str
 
     async def one_vote(vote: int) -> tuple[Vote, Usage]:
         try:
+            # No seed is sent (OccuBench sends none); the derived one keys the cache, so that each vote is
+            # its own sample and a re-run of the trial is served its own votes again.
             completion = await complete(model, messages, temperature=None, max_tokens=prompts.verifier_max_tokens,
-                                        role="judge", cache=False)
+                                        role="judge", cache_seed=derived_seed(seed, "occubench-verifier", vote))
         except LLMError as error:
             raise JudgeModelError(f"the verifier model {model.model!r} failed on task {task.id!r} "
                                   f"(vote {vote + 1} of {prompts.verifier_votes}): {error}") from error

@@ -8,13 +8,12 @@ is unjudged (or failed, under the `fail` rule), never decided by the votes it do
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Sequence
 from itertools import permutations
 from typing import Any
 
-from occusim.llm import LLMOutputError, parse_json_output
+from occusim.llm import LLMOutputError, derived_seed, parse_json_output
 
 from ._prompt import JudgedCheck
 from ._settings import NoUsableVote
@@ -41,8 +40,7 @@ def vote_orders(count: int, votes: int, seed: int) -> list[list[int]]:
 
 def vote_seed(seed: int, vote: int, attempt: int = 0) -> int:
     """The seed sent with request `attempt` of vote `vote`: distinct per vote and attempt, 31 bits."""
-    digest = hashlib.sha256(f"occusim-judge-vote:{seed}:{vote}:{attempt}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+    return derived_seed(seed, "judge-vote", vote, attempt)
 
 
 def read_vote(

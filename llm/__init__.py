@@ -9,6 +9,7 @@ from ._json_output import parse_json_output
 from ._local import LocalEndpoint, start_local_model
 from ._retry import RetryPolicy
 from ._scripted import ScriptedReply, scripted_model
+from ._seeds import derived_seed
 from ._usage import UsageLedger, add_usage, sum_usage
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "add_usage",
     "complete",
     "default_cache",
+    "derived_seed",
     "parse_json_output",
     "scripted_model",
     "set_default_cache",

@@ -48,7 +48,7 @@ def occubench_judge_hook(model: str | None, harness: HarnessPrompts, origins: Ma
 
         return await verify_occubench(
             harness, task, occubench_config(origins[scenario.id]), trajectory_from_record(harness, record),
-            record_id=record.id, model=ModelConfig.for_role("judge", model=model),
+            record_id=record.id, model=ModelConfig.for_role("judge", model=model), seed=record.faults.seed,
         )
 
     return hook

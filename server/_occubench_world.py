@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from occusim.environments import FaultSettings, HarnessPrompts, Scenario, StepRecord, Usage
 from occusim.judge import occubench_action
-from occusim.llm import ModelConfig, add_usage
+from occusim.llm import ModelConfig, add_usage, derived_seed
 
 from ._errors import SimulatorError
 from ._world_model import ask_world_model
@@ -61,18 +61,20 @@ def occubench_messages(prompts: HarnessPrompts, system: str, history: Sequence[S
     return messages
 
 
-async def simulate_occubench(prompts: HarnessPrompts, model: ModelConfig,
-                             messages: list[dict[str, str]]) -> OccubenchObservation:
+async def simulate_occubench(prompts: HarnessPrompts, model: ModelConfig, messages: list[dict[str, str]],
+                             *, seed: int) -> OccubenchObservation:
     """Ask until an answer parses as JSON, at most OccuBench's number of attempts; then keep the last answer.
 
-    Provider failures are occusim's to retry (SimulatorUnavailableError once they are exhausted).
+    Provider failures are occusim's to retry (SimulatorUnavailableError once they are exhausted). `seed`
+    (the episode's) only keys the cache, per attempt, since OccuBench sends none.
     """
     usage = Usage()
     latency = 0.0
     last: str | None = None
     for attempt in range(1, prompts.world_model_attempts + 1):
         completion = await ask_world_model(model, messages, attempts=attempt, usage=usage, latency_ms=latency,
-                                           temperature=None, max_tokens=prompts.world_model_max_tokens)
+                                           temperature=None, max_tokens=prompts.world_model_max_tokens,
+                                           cache_seed=derived_seed(seed, "occubench-world-model", attempt))
         usage = add_usage(usage, completion.usage)
         latency += completion.latency_ms
         if not completion.text:

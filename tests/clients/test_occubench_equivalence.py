@@ -61,14 +61,19 @@ def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
         assert process.returncode == 0, output
 
 
-def _occusim_run(endpoint: RecordingEndpoint, out: Path) -> subprocess.CompletedProcess[str]:
+def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ...] = MODES, trials: int = 1,
+                 cache: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OCCUSIM_NO_CACHE": "1"}
+    if cache is not None:
+        del env["OCCUSIM_NO_CACHE"]
+        env["OCCUSIM_CACHE_PATH"] = str(cache)
     for role in ("AGENT", "WORLD_MODEL", "JUDGE"):
         env[f"OCCUSIM_{role}_API_BASE"] = endpoint.url
         env[f"OCCUSIM_{role}_API_KEY"] = OCCUSIM_KEY
     command = [
         sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}",
-        "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(MODES),
+        "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(modes),
+        "--trials", str(trials),
         "--agent-model", f"openai/{AGENT}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
         "--concurrency", "8", "--no-progress", "--out", str(out),
     ]
@@ -123,3 +128,25 @@ def test_occubench_protocol_sends_what_the_reference_harness_sends(tmp_path: Pat
         (row.task_id.split("/")[1], row.fault_mode, row.passed) for row in rows
     )
     assert all(row.status == "ok" and row.verdict is not None and row.verdict.abstentions == 1 for row in rows)
+
+
+def test_occubench_trials_are_separate_samples_and_a_rerun_is_served_from_the_cache(tmp_path: Path) -> None:
+    # OccuBench sends no seed, so each trial's seed only keys the cache: the two trials each ask every
+    # question themselves, and running them again asks the endpoint nothing.
+    cache = tmp_path / "responses.sqlite"
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        first = _occusim_run(endpoint, tmp_path / "first", modes=("E0",), trials=2, cache=cache)
+        assert first.returncode == 0, first.stderr[-4000:]
+        asked = len(endpoint.requests)
+        opening = _multiset([body for body in endpoint.of(OCCUSIM_KEY, AGENT) if len(body["messages"]) == 2])
+        assert sorted(opening.values()) == [2] * len(TASK_IDS), "each trial asks the agent's first question"
+        assert "seed" not in json.dumps([request.body for request in endpoint.requests])
+        # The three votes of each episode are three requests, even though their messages are the same.
+        assert len(endpoint.of(OCCUSIM_KEY, VERIFIER)) == 3 * 2 * len(TASK_IDS)
+
+        again = _occusim_run(endpoint, tmp_path / "again", modes=("E0",), trials=2, cache=cache)
+        assert again.returncode == 0, again.stderr[-4000:]
+        assert len(endpoint.requests) == asked, "a re-run of the same trials must be served from the cache"
+
+    first_rows, again_rows = load_rows(tmp_path / "first")[1], load_rows(tmp_path / "again")[1]
+    assert sorted((row.key, row.passed) for row in first_rows) == sorted((row.key, row.passed) for row in again_rows)
