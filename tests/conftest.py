@@ -75,13 +75,6 @@ def mcp_inspector() -> Path:
     return INSPECTOR
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The local model loads once per process; with xdist, its tests share one worker (--dist loadgroup).
-    for item in items:
-        if item.get_closest_marker("local_model") is not None:
-            item.add_marker(pytest.mark.xdist_group("local_model"))
-
-
 @dataclass(frozen=True)
 class OccuBenchRelease:
     """An OccuBench-format release folder and what importing it gives."""

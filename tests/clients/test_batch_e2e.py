@@ -28,9 +28,6 @@ from occusim.testing import (
     write_run,
 )
 
-# One worker runs this module, so the run behind `finished_run` happens once (pytest-xdist, --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("batch_e2e")
-
 
 def policy(task_id: str, seed: int | None) -> str:
     """Task A's agent gives up on any unexpected result; task B's ignores them but quits on odd seeds."""

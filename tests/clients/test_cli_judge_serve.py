@@ -14,9 +14,6 @@ import pytest
 from occusim.clients.cli import main
 from occusim.testing import free_port
 
-# One worker runs this module, so it starts one `judge-serve` (pytest-xdist, --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("judge_serve")
-
 TRAJECTORY = {
     "id": "ep-1",
     "task_id": "example-refill-desk/one-refill",
