@@ -17,9 +17,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from occusim.environments import StepRecord, apply_json_patch, load_catalog, load_source  # noqa: E402
 from occusim.server import EpisodeService, Store, WorldModel  # noqa: E402
-from occusim.testing import TRIAGE, TriageModel, triage_catalog  # noqa: E402
+from occusim.testing import TRIAGE, TriageModel, occubench_sample_path, triage_catalog  # noqa: E402
 
-OCCUBENCH = Path(os.environ.get("OCCUSIM_OCCUBENCH_PATH", Path(__file__).resolve().parents[2] / "shared" / "occubench"))
+OCCUBENCH = occubench_sample_path()
 
 STEPS = 16
 CALLS = [

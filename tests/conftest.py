@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from occusim.llm import ResponseCache, default_cache, set_default_cache, start_local_model
-from occusim.testing import POSTGRES_URL
+from occusim.testing import POSTGRES_URL, occubench_sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
@@ -35,12 +35,6 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def occubench_sample_path() -> Path:
-    """The real OccuBench release: OCCUSIM_OCCUBENCH_PATH, or ../shared/occubench beside the checkout."""
-    configured = os.environ.get("OCCUSIM_OCCUBENCH_PATH")
-    return Path(configured).resolve() if configured else (REPO.parent / "shared" / "occubench").resolve()
-
-
 @functools.cache
 def _postgres_missing() -> str | None:
     parts = urlsplit(POSTGRES_URL)
@@ -52,9 +46,23 @@ def _postgres_missing() -> str | None:
     return None
 
 
+def _harness_missing() -> str | None:
+    sample = occubench_sample_path()
+    if (sample / "occubench" / "evaluate.py").is_file() and (sample / "eval_benchmark_solvable.jsonl").is_file():
+        return None
+    return f"no OccuBench sample with its harness at {sample} (set OCCUSIM_OCCUBENCH_PATH)"
+
+
+REQUIREMENTS: dict[str, Callable[[], str | None]] = {
+    "postgres": _postgres_missing,
+    "occubench_harness": _harness_missing,
+}
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("postgres") is not None and (reason := _postgres_missing()) is not None:
-        unavailable(reason)
+    for marker, missing in REQUIREMENTS.items():
+        if item.get_closest_marker(marker) is not None and (reason := missing()) is not None:
+            unavailable(reason)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from ._judges import (
     passing_judge,
     presented_ids,
 )
+from ._occubench import occubench_sample_path
 from ._postgres import POSTGRES_URL
 from ._prompts import tracked_call
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
@@ -72,6 +73,7 @@ __all__ = [
     "garbage_then",
     "hosted_settings",
     "mcp_session",
+    "occubench_sample_path",
     "passes",
     "passing_judge",
     "presented_ids",
