@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from occusim.clients import ResultRow, RunConfig, RunDir
+from occusim.environments import FaultMode
 from occusim.judge import ItemVerdict, Verdict
 
 TOOLS = [
@@ -33,13 +34,16 @@ def transcript(task_id: str, answer: str, *, degraded: bool = False) -> list[dic
     ]
 
 
+MODES: tuple[FaultMode, ...] = ("E0", "E1", "E2", "E3")
+
+
 def synthetic_rows() -> list[ResultRow]:
     """Result rows of a small run: 3 categories, E0-E3, 2 trials, one infrastructure error."""
     rows = []
     plan = [("pharmacy/refill", "Healthcare & Life Sciences", 1), ("customs/declare", "Public Service & Governance", 2),
             ("chargeback/dispute", "Commerce & Consumer", 3)]
     for number, (task_id, category, difficulty) in enumerate(plan):
-        for mode_index, mode in enumerate(("E0", "E1", "E2", "E3")):
+        for mode_index, mode in enumerate(MODES):
             for trial in (0, 1):
                 passed = (number + mode_index + trial) % (mode_index + 2) == 0
                 infra = task_id == "customs/declare" and mode == "E3" and trial == 1
@@ -68,6 +72,6 @@ def synthetic_rows() -> list[ResultRow]:
 def write_run(folder: Path, rows: list[ResultRow]) -> None:
     run_dir = RunDir(folder)
     run_dir.write_config(RunConfig(agent_model="agent-x", world_model="world-y", judge_model="judge-z",
-                                   faults=["E0", "E1", "E2", "E3"], trials=2))
+                                   faults=list(MODES), trials=2))
     for row in rows:
         run_dir.append_row(row)
