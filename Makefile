@@ -1,4 +1,5 @@
-# `make demo` runs the main job offline; `make test` runs lint and the tests. Both create or reuse .venv.
+# `make demo` runs the main job offline; `make test` runs lint, the type check and the tests. Both create or
+# reuse .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,6 +8,12 @@ STAMP := $(VENV)/.installed-stamp
 INSPECTOR_VERSION := 2.12.0
 INSPECTOR_DIR := .cache/inspector
 INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
+# pytest-xdist workers for `make test` ("auto": one per CPU; 0 runs every test in this process). Each test
+# file runs on one worker (--dist loadfile), so a module's shared fixture (a batch run, a server) starts once.
+TEST_WORKERS ?= auto
+# Slow suites (a pytest marker expression) that `make test` leaves out unless SLOW=1, as CI sets it.
+SLOW_TESTS := local_model
+PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
 .PHONY: setup demo test lint typecheck bench clean inspector
 
@@ -23,6 +30,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/deptry .
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -35,8 +43,11 @@ $(INSPECTOR_STAMP):
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	touch $(INSPECTOR_STAMP)
 
-test: lint inspector
-	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q
+# Without npm the Inspector is not installed and its tests skip with the reason (CI=true makes them fail).
+test: lint typecheck
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory inspector; \
+	else echo "make test: npm not found, so the MCP Inspector CLI is not installed and its tests are skipped" >&2; fi
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_SELECT)
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python $$b || exit 1; done

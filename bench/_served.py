@@ -1,15 +1,13 @@
 """The hosted service in a subprocess for the HTTP benchmarks: the triage test scenario, a scripted world model.
 
-The scenario and the scripted models come from tests/server (runtime_kit, mcp_worlds); the server process
-imports them through OCCUSIM_SCRIPTED_MODELS, exactly as the interop tests do.
+The scenario and the scripted models come from occusim.testing; the server process registers them through
+OCCUSIM_SCRIPTED_MODELS, exactly as the interop tests do.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,13 +18,9 @@ from pathlib import Path
 import httpx
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-TESTS = REPO / "tests" / "server"
-sys.path.insert(0, str(TESTS))
+from occusim.testing import CHEST_PAIN, TRIAGE, free_port, server_env
 
-from runtime_kit import TRIAGE  # noqa: E402
-
-TASK = "triage-desk/chest-pain"
+TASK = CHEST_PAIN
 API_KEY = "bench-key-0123456789"
 
 
@@ -40,19 +34,15 @@ def bench_scenario(max_steps: int) -> dict:
 @contextlib.contextmanager
 def served(max_steps: int = 500, world_model: str = "scripted/triage") -> Iterator[str]:
     """Run `occusim serve --http` on a free loopback port; yields its base URL."""
-    with tempfile.TemporaryDirectory() as folder, socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-        probe.close()
+    with tempfile.TemporaryDirectory() as folder:
+        port = free_port()
         source = Path(folder) / "triage.yaml"
         source.write_text(yaml.safe_dump(bench_scenario(max_steps)))
-        env = dict(os.environ, PYTHONPATH=str(TESTS), OCCUSIM_SCRIPTED_MODELS="mcp_worlds",
-                   LITELLM_LOCAL_MODEL_COST_MAP="True", OCCUSIM_API_KEYS=API_KEY, XDG_DATA_HOME=folder)
         process = subprocess.Popen(
             [sys.executable, "-m", "occusim", "serve", "--http", "--port", str(port), "--source", str(source),
              "--no-bundled", "--db", str(Path(folder) / "bench.db"), "--world-model", world_model,
              "--log-level", "warning"],
-            env=env, cwd=str(REPO),
+            env=server_env(Path(folder), OCCUSIM_API_KEYS=API_KEY),
         )
         url = f"http://127.0.0.1:{port}"
         try:

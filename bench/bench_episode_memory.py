@@ -5,18 +5,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import sys
 import tempfile
 import tracemalloc
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
-
-from runtime_kit import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 from occusim.environments import FaultSettings  # noqa: E402
 from occusim.server import EpisodeService, Store  # noqa: E402
+from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 EPISODES = 1000
 STEPS = 4

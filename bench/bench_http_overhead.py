@@ -14,10 +14,10 @@ from pathlib import Path
 
 import httpx
 from _served import TASK, bench_scenario, percentile
-from mcp_kit import LiveServer, hosted_settings, mcp_session  # tests/server, put on sys.path by _served
 
 from occusim.environments import Catalog, Scenario
 from occusim.server._episode import Episode
+from occusim.testing import LiveServer, hosted_settings, mcp_session
 
 CALLS = 300
 WARMUP = 20

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
-
-from runtime_kit import TRIAGE, TriageModel, triage_catalog  # noqa: E402
 
 from occusim.environments import StepRecord, apply_json_patch, load_catalog, load_source  # noqa: E402
 from occusim.server import EpisodeService, Store, WorldModel  # noqa: E402
+from occusim.testing import TRIAGE, TriageModel, occubench_sample_path, triage_catalog  # noqa: E402
 
-OCCUBENCH = Path(__file__).resolve().parents[2] / "shared" / "occubench"
+OCCUBENCH = occubench_sample_path()
 
 STEPS = 16
 CALLS = [

@@ -9,18 +9,15 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
-
-from runtime_kit import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 from occusim.environments import FaultSettings  # noqa: E402
 from occusim.server import EpisodeService, Store  # noqa: E402
+from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 EPISODES = 20
 STEPS = 10  # per episode (the task allows 12)

@@ -1,21 +1,141 @@
-"""Shared fixtures: the OccuBench sample, a small valid scenario, an isolated response cache, the local model."""
+"""Shared fixtures: OccuBench-format releases, a small valid scenario, an isolated response cache, the local
+model; and the rule that a test needing a missing service (PostgreSQL, Chromium, the MCP Inspector, the
+OccuBench sample) is skipped with the reason, or fails under CI=true, where everything must run."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import os
+import shutil
+import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
 from occusim.llm import ResponseCache, default_cache, set_default_cache, start_local_model
+from occusim.testing import POSTGRES_URL, occubench_sample_path
 
 REPO = Path(__file__).resolve().parents[1]
-# The sample release sits beside the repository: <repo>/../shared/occubench.
-OCCUBENCH = (REPO / ".." / "shared" / "occubench").resolve()
+MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
+INSPECTOR = Path(os.environ.get("OCCUSIM_INSPECTOR", REPO / ".cache/inspector/node_modules/.bin/mcp-inspector"))
+ON_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def unavailable(reason: str) -> None:
+    """Skip the test for a missing service or file; under CI a missing one is a failure."""
+    if ON_CI:
+        pytest.fail(f"{reason} (CI=true: everything must be present)", pytrace=False)
+    pytest.skip(reason)
+
+
+@functools.cache
+def _postgres_missing() -> str | None:
+    parts = urlsplit(POSTGRES_URL)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 5432
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+    except OSError as error:
+        return f"no PostgreSQL server at {host}:{port} ({error.strerror or error}); set OCCUSIM_TEST_POSTGRES_URL"
+    return None
+
+
+def _harness_missing() -> str | None:
+    sample = occubench_sample_path()
+    if (sample / "occubench" / "evaluate.py").is_file() and (sample / "eval_benchmark_solvable.jsonl").is_file():
+        return None
+    return f"no OccuBench sample with its harness at {sample} (set OCCUSIM_OCCUBENCH_PATH)"
+
+
+REQUIREMENTS: dict[str, Callable[[], str | None]] = {
+    "postgres": _postgres_missing,
+    "occubench_harness": _harness_missing,
+}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, missing in REQUIREMENTS.items():
+        if item.get_closest_marker(marker) is not None and (reason := missing()) is not None:
+            unavailable(reason)
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The headless browser's executable."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        unavailable("chromium is not installed (.ci/run installs it with apt-get)")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def mcp_inspector() -> Path:
+    """The MCP Inspector CLI, an independent MCP client, as `make inspector` installs it."""
+    if not INSPECTOR.exists():
+        unavailable(f"the MCP Inspector CLI is not at {INSPECTOR}: run `make inspector` (needs npm)")
+    return INSPECTOR
+
+
+@dataclass(frozen=True)
+class OccuBenchRelease:
+    """An OccuBench-format release folder and what importing it gives."""
+
+    root: Path
+    tasks: int
+    scenarios: int
+    categories: frozenset[str]  # folder slugs of the imported files
+    healthcare: frozenset[str]  # scenario ids in Healthcare & Life Sciences
+    healthcare_tasks: int
+    elsewhere: str  # a scenario id in another category
+
+
+MINI_RELEASE = OccuBenchRelease(
+    root=MINI_OCCUBENCH, tasks=5, scenarios=4,
+    categories=frozenset({"healthcare-life-sciences", "transportation-logistics", "agriculture-environment",
+                          "science-research"}),
+    healthcare=frozenset({"occubench-a1c0ffee0001"}), healthcare_tasks=2, elsewhere="occubench-b2d4e6f8a0b2",
+)
+
+
+def _sample_release() -> OccuBenchRelease:
+    root = occubench_sample_path()
+    if not (root / "eval_benchmark_solvable.jsonl").is_file():
+        unavailable(f"no OccuBench sample at {root} (set OCCUSIM_OCCUBENCH_PATH to a copy of the release)")
+    return OccuBenchRelease(
+        root=root, tasks=64, scenarios=64,
+        categories=frozenset({
+            "business-enterprise", "technology-it", "industrial-engineering", "transportation-logistics",
+            "commerce-consumer", "education-culture", "healthcare-life-sciences", "public-service-governance",
+            "agriculture-environment", "science-research",
+        }),
+        healthcare=frozenset({"occubench-317308673814", "occubench-319adff0090f"}), healthcare_tasks=2,
+        elsewhere="occubench-153c260a856a",
+    )
+
+
+@pytest.fixture(params=["mini", "sample"])
+def occubench(request: pytest.FixtureRequest) -> OccuBenchRelease:
+    """Each OccuBench-format release: the project's own small one, then the real sample when present."""
+    return MINI_RELEASE if request.param == "mini" else _sample_release()
+
+
+@pytest.fixture
+def occubench_root(occubench: OccuBenchRelease) -> Path:
+    return occubench.root
+
+
+@pytest.fixture
+def occubench_sample() -> OccuBenchRelease:
+    """The real OccuBench sample only, for assertions about that release (64 tasks)."""
+    return _sample_release()
+
 
 _SCENARIO: dict[str, Any] = {
     "id": "example-refill-desk",
@@ -102,15 +222,6 @@ _SCENARIO: dict[str, Any] = {
         }
     ],
 }
-
-
-@pytest.fixture
-def occubench_root() -> Path:
-    """The OccuBench sample release (64 tasks) that the importer tests read."""
-    assert (OCCUBENCH / "eval_benchmark_solvable.jsonl").is_file(), (
-        f"OccuBench sample not found at {OCCUBENCH}"
-    )
-    return OCCUBENCH
 
 
 @pytest.fixture

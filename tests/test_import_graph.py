@@ -11,8 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # A package may import one on a lower level, or on its own level (llm reads environments' Usage). `rest` is
-# the REST layer the services share.
-LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "server": 3, "clients": 4}
+# the REST layer the services share; `testing` (scenarios, scripted models, servers for tests) sits on top.
+LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "server": 3, "clients": 4, "testing": 5}
 
 
 def _modules() -> dict[str, Path]:

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from client_kit import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 from occusim.clients import LLMAgent, ReplayAgent, connect, system_prompt
 from occusim.environments import FaultSettings, load_catalog
 from occusim.llm import ScriptedReply, scripted_model
 from occusim.server import EpisodeService, Store, build_mcp_server
+from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 CATALOG = load_catalog([])
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import litellm
 import pytest
-from client_kit import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, passing_judge, synthetic_rows, write_run
 from datasets import load_dataset
 
 from occusim.clients import RunDir, compute_metrics, load_rows
@@ -19,8 +18,15 @@ from occusim.clients._batch import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
 from occusim.environments import StepRecord
 from occusim.llm import scripted_model
-
-HERE = Path(__file__).parent
+from occusim.testing import (
+    TASK_A,
+    TASK_B,
+    ReplayWorld,
+    ScriptedAgent,
+    passing_judge,
+    synthetic_rows,
+    write_run,
+)
 
 
 def policy(task_id: str, seed: int | None) -> str:
@@ -237,9 +243,8 @@ def test_judge_outage_is_an_infra_error(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_real_wire_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str):
-    # `occusim serve` subprocesses register the same replay world model from this module.
-    monkeypatch.setenv("OCCUSIM_SCRIPTED_MODELS", "stdio_worlds")
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    # `occusim serve` subprocesses register the same replay world model by importing that module.
+    monkeypatch.setenv("OCCUSIM_SCRIPTED_MODELS", "occusim.testing.replay_worlds")
     world = ReplayWorld(name="replay-world")
     out = tmp_path / "out"
 

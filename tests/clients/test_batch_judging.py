@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from client_kit import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 from occusim.clients import load_rows
 from occusim.clients.cli import main
 from occusim.llm import scripted_model
+from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 
 def replay(task_id: str, seed: int | None) -> str:

@@ -13,34 +13,31 @@ def _occusim(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "occusim", *args], capture_output=True, text=True)
 
 
-def test_import_then_validate_round_trip(occubench_root, tmp_path):
+def test_import_then_validate_round_trip(occubench, tmp_path):
     out = tmp_path / "imported"
-    done = _occusim("import", "occubench", str(occubench_root), "--out", str(out))
+    done = _occusim("import", "occubench", str(occubench.root), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert f"imported 64 tasks in 64 scenarios from {occubench_root} into {out}" in done.stdout
+    summary = f"imported {occubench.tasks} tasks in {occubench.scenarios} scenarios from {occubench.root} into {out}"
+    assert summary in done.stdout
     files = sorted(out.rglob("*.yaml"))
-    assert len(files) == 64
-    assert {f.parent.name for f in files} == {
-        "business-enterprise", "technology-it", "industrial-engineering", "transportation-logistics",
-        "commerce-consumer", "education-culture", "healthcare-life-sciences", "public-service-governance",
-        "agriculture-environment", "science-research",
-    }  # fmt: skip
-    assert (out / "business-enterprise" / "occubench-153c260a856a.yaml").is_file()
+    assert len(files) == occubench.scenarios
+    assert {f.parent.name for f in files} == occubench.categories
+    assert {f.stem for f in files if f.parent.name == "healthcare-life-sciences"} == occubench.healthcare
     checked = _occusim("validate", str(out))
     assert checked.returncode == 0, checked.stdout
-    assert checked.stdout == "ok: 64 scenarios, 64 tasks, 0 errors\n"
+    assert checked.stdout == f"ok: {occubench.scenarios} scenarios, {occubench.tasks} tasks, 0 errors\n"
 
 
-def test_existing_files_are_kept_unless_forced(occubench_root, tmp_path, capsys):
+def test_existing_files_are_kept_unless_forced(occubench, tmp_path, capsys):
     out = tmp_path / "imported"
-    assert main(["import", "occubench", str(occubench_root), "--out", str(out)]) == 0
-    target = out / "business-enterprise" / "occubench-153c260a856a.yaml"
+    assert main(["import", "occubench", str(occubench.root), "--out", str(out)]) == 0
+    (target,) = out.rglob(f"{occubench.elsewhere}.yaml")
     target.write_text("edited by hand\n", encoding="utf-8")
     capsys.readouterr()
-    assert main(["import", "occubench", str(occubench_root), "--out", str(out)]) == 1
-    assert "64 of 64 files already exist" in capsys.readouterr().err
+    assert main(["import", "occubench", str(occubench.root), "--out", str(out)]) == 1
+    assert f"{occubench.scenarios} of {occubench.scenarios} files already exist" in capsys.readouterr().err
     assert target.read_text(encoding="utf-8") == "edited by hand\n"
-    assert main(["import", "occubench", str(occubench_root), "--out", str(out), "--force"]) == 0
+    assert main(["import", "occubench", str(occubench.root), "--out", str(out), "--force"]) == 0
     assert target.read_text(encoding="utf-8").startswith("# Converted from the OccuBench release")
 
 

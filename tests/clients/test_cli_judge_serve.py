@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import httpx
 import pytest
 
 from occusim.clients.cli import main
+from occusim.testing import free_port
 
 TRAJECTORY = {
     "id": "ep-1",
@@ -29,12 +29,6 @@ def task(scenario_data) -> dict:
         {"id": "answer", "kind": "llm", "description": "", "checks": ["It is right"]}
     )
     return data
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

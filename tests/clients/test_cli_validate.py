@@ -53,6 +53,6 @@ def test_the_bundled_catalog_validates(capsys):
     assert out.startswith("ok: ")
 
 
-def test_an_occubench_source_validates(occubench_root, capsys):
-    assert main(["validate", "--source", f"occubench:{occubench_root}"]) == 0
-    assert capsys.readouterr().out == "ok: 64 scenarios, 64 tasks, 0 errors\n"
+def test_an_occubench_source_validates(occubench, capsys):
+    assert main(["validate", "--source", f"occubench:{occubench.root}"]) == 0
+    assert capsys.readouterr().out == f"ok: {occubench.scenarios} scenarios, {occubench.tasks} tasks, 0 errors\n"

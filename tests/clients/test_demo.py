@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from client_kit import TASK_A, ReplayWorld, passing_judge
 
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
+from occusim.testing import TASK_A, ReplayWorld, passing_judge
 
 
 @pytest.fixture(autouse=True)

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from client_kit import TOOLS, synthetic_rows, write_run
 from datasets import load_dataset
 
 from occusim.clients import OpenAIExample, ShareGPTExample, export_examples
 from occusim.clients.cli import main
+from occusim.testing import TOOLS, synthetic_rows, write_run
 
 
 @pytest.fixture

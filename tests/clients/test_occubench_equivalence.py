@@ -23,17 +23,14 @@ from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recordin
 
 from occusim.clients import load_rows
 from occusim.environments import load_harness
+from occusim.testing import occubench_sample_path
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = Path(os.environ.get("OCCUSIM_OCCUBENCH_PATH") or REPO / ".." / "shared" / "occubench").resolve()
+SAMPLE = occubench_sample_path()
 TASK_IDS = ("11", "151")
 MODES = ("E0", "E1", "E2", "E3")
 REFERENCE_KEY, OCCUSIM_KEY = "reference-harness", "occusim-run"
 
-pytestmark = pytest.mark.skipif(
-    not (SAMPLE / "occubench" / "evaluate.py").is_file() or not (SAMPLE / "eval_benchmark_solvable.jsonl").is_file(),
-    reason=f"no OccuBench sample with its harness at {SAMPLE} (set OCCUSIM_OCCUBENCH_PATH)",
-)
+pytestmark = pytest.mark.occubench_harness
 
 
 OBSERVATION_PATTERN = (

@@ -10,16 +10,13 @@ from pathlib import Path
 
 import pytest
 from recording_openai import VERIFIER, WORLD, recording_endpoint
-from test_occubench_equivalence import (  # noqa: F401 - the same skip when the sample is absent
-    OBSERVATION_PATTERN,
-    SAMPLE,
-    pytestmark,
-)
+from test_occubench_equivalence import OBSERVATION_PATTERN, SAMPLE
 
 from occusim.clients import connect, stdio_command
 from occusim.environments import load_harness
 from occusim.server import Store
 
+pytestmark = pytest.mark.occubench_harness
 TASK = "occubench/11"
 KEY = "serve-test"
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from client_kit import synthetic_rows, write_run
 
 from occusim.clients import RunConfig, RunDir, build_report, render_html, render_markdown
 from occusim.clients.cli import main
+from occusim.testing import synthetic_rows, write_run
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Writes each image's decoded size into the DOM once the page has loaded, for --dump-dom to show.
 PROBE = """<script>
 window.addEventListener("load", () => {
@@ -75,15 +73,14 @@ def test_html_report_is_self_contained(run_dir: Path, tmp_path: Path):
     assert "<script" not in page
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it with apt-get)")
-def test_plots_render_in_headless_chromium(run_dir: Path, tmp_path: Path):
+def test_plots_render_in_headless_chromium(run_dir: Path, tmp_path: Path, chromium: str):
     config, rows = RunDir(run_dir).read_config(), RunDir(run_dir).latest_rows()
     page = tmp_path / "probe.html"
     page.write_text(render_html(build_report(config, rows)).replace("</body>", PROBE))
     profile = tmp_path / "profile"
 
     result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
          "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=120, check=False,

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import uvicorn
-from client_kit import TASK_A, ReplayWorld, ScriptedAgent, passing_judge
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -22,6 +21,7 @@ from starlette.routing import Route
 
 from occusim.clients import RunConfig, run_batch
 from occusim.llm import ResponseCache, ScriptedReply, set_default_cache
+from occusim.testing import TASK_A, ReplayWorld, ScriptedAgent, passing_judge
 
 
 class FakeProvider:

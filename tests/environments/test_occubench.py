@@ -1,4 +1,5 @@
-"""The OccuBench importer on the sample release and on odd, hand-made releases."""
+"""The OccuBench importer on OccuBench-format releases (the small one under tests/fixtures and the real
+sample when present) and on odd, hand-made releases."""
 
 from __future__ import annotations
 
@@ -8,64 +9,88 @@ from typing import Any
 
 import pytest
 
-from occusim.environments import ScenarioErrors, load_occubench, load_source, validate_scenario
-from occusim.environments._occubench import NO_DESCRIPTION, rules_from_prompt, unescape_braces
+from occusim.environments import (
+    CATEGORIES,
+    Scenario,
+    ScenarioErrors,
+    category_slug,
+    load_occubench,
+    load_source,
+    validate_scenario,
+)
+from occusim.environments._occubench import GENERIC_RULES, NO_DESCRIPTION, rules_from_prompt, unescape_braces
+
+MINI_OCCUBENCH = Path(__file__).resolve().parents[1] / "fixtures" / "occubench_mini"
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    text = path.read_text(encoding="utf-8-sig")
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def sample() -> list:
-    return load_occubench(Path(__file__).resolve().parents[2] / ".." / "shared" / "occubench")
+def _name_key(name: str) -> str:
+    return " ".join(name.split()).casefold()
 
 
-def test_every_sample_task_loads_with_its_fields(sample, occubench_root):
-    rows = _jsonl(occubench_root / "eval_benchmark_solvable.jsonl")
-    tasks = {task.id: (scenario, task) for scenario, _ in sample for task in scenario.tasks}
-    assert len(rows) == 64
-    assert len(tasks) == 64
+@pytest.fixture
+def release(occubench_root) -> list[tuple[Scenario, str]]:
+    return load_occubench(occubench_root)
+
+
+def test_every_task_loads_with_its_fields(release, occubench):
+    rows = _jsonl(occubench.root / "eval_benchmark_solvable.jsonl")
+    tasks = {task.id: (scenario, task) for scenario, _ in release for task in scenario.tasks}
+    assert len(rows) == len(tasks) == occubench.tasks
+    assert len(release) == occubench.scenarios
     for row in rows:
-        scenario, task = tasks[f"occubench/{row['task_id']}"]
+        scenario, task = tasks[f"occubench/{str(row['task_id']).lower()}"]
         assert scenario.id == "occubench-" + row["env_name"].removeprefix("env_")
         assert task.instruction == row["agent_instruction"]
-        assert task.difficulty == row["difficulty_level"]
-        assert task.verification_plan == row["verification_plan"]
-        assert task.title == row["task_scenario_name"]
+        assert task.difficulty == int(float(row["difficulty_level"]))
+        plan = row["verification_plan"]
+        assert task.verification_plan == ("\n".join(plan) if isinstance(plan, list) else plan)
+        assert _name_key(task.title) == _name_key(row["task_scenario_name"])
         assert task.rubric.items == [] and task.reference_solution == []
         assert task.max_steps == 30
 
 
-def test_category_and_domain_come_from_the_pool(sample, occubench_root):
-    pool = {row["task_scenario_name"]: row for row in _jsonl(occubench_root / "task_scenario_all_pool.jsonl")}
+def test_category_and_domain_come_from_the_pool(release, occubench):
+    pool = {_name_key(row["task_scenario_name"]): row for row in _jsonl(occubench.root / "task_scenario_all_pool.jsonl")}
     categories = set()
-    for scenario, _ in sample:
-        row = pool[scenario.tasks[0].title]
-        assert (scenario.category, scenario.domain) == (row["category"], row["domain"])
+    for scenario, _ in release:
+        row = pool[_name_key(scenario.tasks[0].title)]
+        assert category_slug(scenario.category) == category_slug(row["category"])
+        assert scenario.category in CATEGORIES and scenario.domain == row["domain"]
         assert scenario.occupation.startswith(f"{row['domain']} professional (")
-        categories.add(scenario.category)
-    assert len(categories) == 10
+        categories.add(category_slug(scenario.category))
+    assert categories == occubench.categories
 
 
-def test_tools_state_and_descriptions_are_carried_over(sample, occubench_root):
-    for scenario, origin in sample:
+def test_tools_state_and_descriptions_are_carried_over(release):
+    for scenario, origin in release:
         assert origin.startswith("occubench:") and origin.endswith(".json")
         config = json.loads(Path(origin.removeprefix("occubench:")).read_text(encoding="utf-8"))
-        assert scenario.initial_state == config["task_initial_state"]
-        assert scenario.state_descriptions == config["state_description"]
+        state = config["task_initial_state"]
+        state = json.loads(state) if isinstance(state, str) else state
+        assert scenario.initial_state == state
+        described = config["state_description"]
+        assert scenario.state_descriptions == (dict.fromkeys(state, described) if isinstance(described, str)
+                                               else described)
         assert [t.name for t in scenario.tools] == [d["name"] for d in config["action_set_definitions"]]
         for tool, definition in zip(scenario.tools, config["action_set_definitions"], strict=True):
             assert tool.description == definition["description"]
             assert tool.input_schema == definition["parameters"]
-            assert tool.example_output == definition["example_output"]
+            assert tool.example_output == definition.get("example_output")
 
 
-def test_rules_drop_the_rendered_tail_and_the_prompt_stays_verbatim(sample):
-    for scenario, origin in sample:
+def test_rules_drop_the_rendered_tail_and_the_prompt_stays_verbatim(release):
+    for scenario, origin in release:
         config = json.loads(Path(origin.removeprefix("occubench:")).read_text(encoding="utf-8"))
-        prompt = config["world_model_system_prompt"]
+        prompt = config.get("world_model_system_prompt")
         assert scenario.simulator_prompt == prompt
+        if prompt is None:
+            assert scenario.rules == GENERIC_RULES
+            continue
         rules = scenario.rules
         for marker in (
             "{{initial_state}}:",
@@ -75,21 +100,71 @@ def test_rules_drop_the_rendered_tail_and_the_prompt_stays_verbatim(sample):
         ):
             assert marker not in rules
         assert "{{" not in rules and "}}" not in rules
-        head = prompt[: prompt.rindex("\n{{initial_state}}:")]
-        assert rules == head.strip().replace("{{", "{").replace("}}", "}")
+        if "\n{{initial_state}}:" in prompt:
+            head = prompt[: prompt.rindex("\n{{initial_state}}:")]
+            assert rules == head.strip().replace("{{", "{").replace("}}", "}")
 
 
-def test_sample_scenarios_pass_every_validation_check(sample):
-    for scenario, origin in sample:
+def test_scenarios_pass_every_validation_check(release):
+    for scenario, origin in release:
         assert validate_scenario(scenario, origin) == []
 
 
-def test_load_source_reads_the_occubench_prefix(occubench_root):
-    loaded = load_source(f"occubench:{occubench_root}")
-    assert len(loaded) == 64
+def test_load_source_reads_the_occubench_prefix(occubench):
+    loaded = load_source(f"occubench:{occubench.root}")
+    assert len(loaded) == occubench.scenarios
     assert all(
-        origin.startswith(f"occubench:{occubench_root}/world_model_configs/env_") for _, origin in loaded
+        origin.startswith(f"occubench:{occubench.root}/world_model_configs/env_") for _, origin in loaded
     )
+
+
+def test_the_sample_holds_64_tasks_in_ten_categories(occubench_sample):
+    loaded = load_occubench(occubench_sample.root)
+    assert sum(len(scenario.tasks) for scenario, _ in loaded) == 64
+    assert len({scenario.category for scenario, _ in loaded}) == 10
+
+
+def test_the_small_release_repairs_what_generated_text_gets_wrong():
+    loaded = {scenario.id: scenario for scenario, _ in load_occubench(MINI_OCCUBENCH)}
+    # A config that no task names is not read, though it would not load.
+    assert set(loaded) == {"occubench-a1c0ffee0001", "occubench-b2d4e6f8a0b2", "occubench-c3e5a7b9c1d3",
+                           "occubench-d4f6b8c0d2e4"}
+    kennel = loaded["occubench-a1c0ffee0001"]
+    assert [task.id for task in kennel.tasks] == ["occubench/101", "occubench/102"]
+    assert kennel.rules.startswith("# Kennel medication round simulator\n")
+    assert 'refused with {"error": "already given today"}.' in kennel.rules
+    assert kennel.rules.endswith("answer with a JSON object only.")
+    assert kennel.occupation == "Veterinary Medicine professional (kennel medication round)"
+
+    rail = loaded["occubench-b2d4e6f8a0b2"]
+    # Named without `env_` in the tasks file, its scenario name in other case and spacing.
+    assert rail.name == "wagon load  balancing (env_b2d4e6f8a0b2)"
+    assert (rail.category, rail.domain) == ("Transportation & Logistics", "Rail Freight")
+    (task,) = rail.tasks
+    assert (task.id, task.difficulty) == ("occubench/rf-7", 2)
+    assert task.verification_plan == (
+        "Check that the agent listed the wagons first.\n"
+        "Check that W-32 ends at or below 22.5 t and W-31 stays at or below 22.5 t."
+    )
+    # Literal JSON braces stay as written; the tail starts at the single-brace `{initial_state}:`.
+    assert rail.rules == (
+        "You simulate a freight yard's loading system.\nA move that would put a wagon above max_t fails with "
+        '{"error": "overload"}; a successful move answers {"moved": true}.\nThe state and the tools follow.'
+    )
+    assert rail.tools[1].example_output is None
+
+    nursery = loaded["occubench-c3e5a7b9c1d3"]
+    assert nursery.category == "Agriculture & Environment"  # the pool names it by its slug
+    assert nursery.simulator_prompt is None and nursery.rules == GENERIC_RULES
+    assert nursery.initial_state["beds"]["B1"] == {"species": "Douglas fir", "soil_moisture_pct": 18}
+    assert set(nursery.state_descriptions) == {"beds", "valves"}
+    assert nursery.tasks[0].difficulty == 2
+
+    scope = loaded["occubench-d4f6b8c0d2e4"]
+    # A line separator inside a JSON string does not end the row.
+    assert "\u2028Start NGC 7000 first" in scope.tasks[0].instruction
+    assert scope.rules.startswith("You are the observatory's scheduling backend. Slots may not overlap")
+    assert scope.tasks[0].verification_plan.endswith("(é ok).")
 
 
 def test_unescape_braces_only_touches_escaped_templates():

@@ -17,11 +17,11 @@ def test_imported_scenarios_round_trip(occubench_root, tmp_path):
     for scenario, _ in load_occubench(occubench_root):
         path = write_scenario(scenario, tmp_path / f"{scenario.id}.yaml", header="converted\nfor a test")
         assert load_scenario_file(path) == scenario
-    text = path.read_text(encoding="utf-8")
-    assert text.startswith("# converted\n# for a test\nid: occubench-")
-    # Long prompts stay readable: one block scalar, never an escaped one-line string.
-    assert "\nrules: |" in text and "\nsimulator_prompt: |" in text
-    assert "\\n" not in text
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith("# converted\n# for a test\nid: occubench-")
+        # Long prompts stay readable: one block scalar, never an escaped one-line string.
+        assert "\nrules: |" in text
+        assert "\nsimulator_prompt: |" in text if scenario.simulator_prompt else "\nsimulator_prompt: null" in text
 
 
 def test_exact_text_survives_trailing_blanks_tabs_and_carriage_returns(scenario_data):

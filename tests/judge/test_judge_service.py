@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import httpx
-from scripted_judges import ScriptedJudge, passes
 
 from occusim.judge import JUDGE_PATH, JudgeRequest, Verdict, judge_app
+from occusim.testing import ScriptedJudge, passes
 
 
 def client(app) -> httpx.AsyncClient:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from scripted_judges import (
+
+from occusim.judge import PROMPT_VERSION, JudgeError, JudgeModelError, JudgeSettings, judge, vote_seed
+from occusim.testing import (
     ScriptedJudge,
     ballot,
     cut_short,
@@ -13,8 +15,6 @@ from scripted_judges import (
     passes,
     presented_ids,
 )
-
-from occusim.judge import PROMPT_VERSION, JudgeError, JudgeModelError, JudgeSettings, judge, vote_seed
 
 LLM_CHECKS = ["answer#0", "answer#1", "verification_plan#0"]
 

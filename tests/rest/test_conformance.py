@@ -4,7 +4,6 @@ no server error, no schema-valid request refused, `Allow` headers that match the
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from fastapi import FastAPI
 from occusim.judge import judge_app
 from occusim.llm import scripted_model
 from occusim.server import create_app, load_settings
+from occusim.testing import free_port
 
 API_KEY = "conformance-key-0123456789"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
@@ -40,9 +40,7 @@ JUDGE_MODEL = scripted_model(_approve, name="conformance-judge")
 @contextmanager
 def serving(app: FastAPI) -> Iterator[str]:
     """The app on a real uvicorn on a free loopback port, in a background thread."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -10,19 +10,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from runtime_kit import TriageModel, triage_catalog
-
 from occusim.server import EpisodeService, Store
-
-HERE = Path(__file__).parent
+from occusim.testing import TriageModel, triage_catalog
 
 CHILD = textwrap.dedent(
     """
     import asyncio, json, sys
-    sys.path.insert(0, sys.argv[2])
-    from runtime_kit import CHEST_PAIN, TriageModel, triage_catalog
     from occusim.environments import FaultSettings
     from occusim.server import EpisodeService, Store
+    from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog
 
     CALLS = [("list_patients", {}), ("set_priority", {"patient_id": "P1", "priority": 1}),
              ("get_patient", {"patient_id": "P1"}), ("set_priority", {"patient_id": "P2", "priority": 2}),
@@ -53,7 +49,7 @@ CHILD = textwrap.dedent(
 
 def _run_until_in_flight(db: Path, script: Path) -> list[dict]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    child = subprocess.Popen([sys.executable, str(script), str(db), str(HERE)], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, str(script), str(db)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
     completed = []
     try:

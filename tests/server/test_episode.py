@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 from pydantic import BaseModel
-from runtime_kit import CHEST_PAIN, TriageModel, sqlite_store_fixture, start_episode, triage_catalog  # noqa: F401
 
 from occusim.environments import UnknownTaskError
 from occusim.server import (
@@ -19,6 +18,7 @@ from occusim.server import (
     Store,
     UnknownToolError,
 )
+from occusim.testing import CHEST_PAIN, TriageModel, start_episode, triage_catalog
 
 
 class FakeVerdict(BaseModel):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from mcp_kit import API_KEYS, CHEST_PAIN, LiveServer, hosted_settings
 
 from occusim.server._config import ConfigError
 from occusim.server.app import create_app
+from occusim.testing import API_KEYS, CHEST_PAIN, LiveServer, hosted_settings
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",

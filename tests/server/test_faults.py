@@ -8,12 +8,12 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from runtime_kit import PATIENT, TriageModel, sqlite_store_fixture, start_episode  # noqa: F401
 
 from occusim.environments import FaultSettings, InjectedFault, StepRecord
 from occusim.server import FaultSchedule, fault_tally
 from occusim.server._advertised import advertised_validator
 from occusim.server._degrade import _DEGRADERS, degrade, explicit_error
+from occusim.testing import PATIENT, TriageModel, start_episode
 
 
 def play(schedule: FaultSchedule, calls: int, carries=lambda index: True) -> list[StepRecord]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from runtime_kit import sqlite_store_fixture  # noqa: F401
 
 from occusim.environments import Catalog, Scenario, apply_json_patch
 from occusim.llm import default_cache, set_default_cache

@@ -10,15 +10,21 @@ import uuid
 
 import httpx
 import pytest
-from mcp_kit import (
+
+from occusim.clients.cli import main
+from occusim.environments import EpisodeRecord, Task
+from occusim.server import Store
+from occusim.server._api_models import CreateEpisodeRequest, EpisodeView
+from occusim.testing import (
     API_KEYS,
     CHEST_PAIN,
     LEGACY,
     MODERN,
     MODERN_VERSION,
+    POSTGRES_URL,
     PYTHON,
-    REPO,
     TOKEN_SECRET,
+    TRIAGE,
     LiveServer,
     free_port,
     hosted_settings,
@@ -26,14 +32,8 @@ from mcp_kit import (
     server_env,
     write_triage_source,
 )
-from runtime_kit import TRIAGE
 
-from occusim.clients.cli import main
-from occusim.environments import EpisodeRecord, Task
-from occusim.server import Store
-from occusim.server._api_models import CreateEpisodeRequest, EpisodeView
-
-POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+POSTGRES = POSTGRES_URL
 
 
 async def create_episode(http: httpx.AsyncClient, server: LiveServer, tenant: str = "alice", **body) -> dict:
@@ -173,7 +173,7 @@ async def test_shutdown_finishes_the_call_in_flight(tmp_path):
     process = await asyncio.create_subprocess_exec(
         PYTHON, "-m", "occusim", "serve", "--http", "--port", str(port), "--source", str(source), "--no-bundled",
         "--db", str(db), "--world-model", "scripted/triage-slow", "--log-level", "warning",
-        env=env, cwd=str(REPO), stderr=asyncio.subprocess.PIPE,
+        env=env, stderr=asyncio.subprocess.PIPE,
     )
     url, headers = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {API_KEYS['alice']}"}
     try:

@@ -8,23 +8,23 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
-from mcp_kit import (
-    CHEST_PAIN,
-    LEGACY,
-    MODERN,
-    MODERN_VERSION,
-    PYTHON,
-    REPO,
-    serve_args,
-    server_env,
-    write_triage_source,
-)
-from runtime_kit import TRIAGE, triage_catalog
 
 from occusim.clients.cli import main
 from occusim.environments import FaultSettings
 from occusim.server import EpisodeService, Store, build_mcp_server
 from occusim.server._mcp_server import advertised_output_schema
+from occusim.testing import (
+    CHEST_PAIN,
+    LEGACY,
+    MODERN,
+    MODERN_VERSION,
+    PYTHON,
+    TRIAGE,
+    serve_args,
+    server_env,
+    triage_catalog,
+    write_triage_source,
+)
 
 SCENARIO_TOOLS = [tool["name"] for tool in TRIAGE["tools"]]
 
@@ -33,7 +33,7 @@ def stdio_server(tmp_path, *extra: str) -> StdioServerParameters:
     source = write_triage_source(tmp_path)
     return StdioServerParameters(
         command=PYTHON, args=serve_args(CHEST_PAIN, source, tmp_path / "episodes.db", *extra),
-        env=server_env(tmp_path), cwd=str(REPO),
+        env=server_env(tmp_path),
     )
 
 
@@ -106,7 +106,7 @@ async def test_stdout_carries_only_protocol_messages(tmp_path):
     source = write_triage_source(tmp_path)
     process = await asyncio.create_subprocess_exec(
         PYTHON, *serve_args(CHEST_PAIN, source, tmp_path / "episodes.db", "--log-level", "debug"),
-        env=server_env(tmp_path), cwd=str(REPO),
+        env=server_env(tmp_path),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     messages = [

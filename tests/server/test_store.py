@@ -15,7 +15,6 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from runtime_kit import CHEST_PAIN, TriageModel, triage_catalog
 
 from occusim.environments import EpisodeRecord, FaultSettings, InjectedFault, StepRecord, Usage
 from occusim.server import (
@@ -30,9 +29,10 @@ from occusim.server import (
 from occusim.server._store import normalize_url, utcnow
 from occusim.server._store_schema import head_revision
 from occusim.server._tables import metadata
+from occusim.testing import CHEST_PAIN, POSTGRES_URL, TriageModel, triage_catalog
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+PG_URL = POSTGRES_URL
+PG_DSN = PG_URL.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
 class Database(NamedTuple):

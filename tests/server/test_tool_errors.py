@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from runtime_kit import TRIAGE, TriageModel, sqlite_store_fixture, start_episode  # noqa: F401
-
 from occusim.clients import connect
 from occusim.environments import SUBMIT_TOOL, ToolErrorType, read_tool_error, reports_error
 from occusim.server import build_mcp_server
+from occusim.testing import TRIAGE, TriageModel, start_episode
 
 PATIENTS = TRIAGE["initial_state"]["patients"]
 P1 = PATIENTS[0]

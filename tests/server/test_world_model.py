@@ -6,10 +6,10 @@ import json
 
 import litellm
 import pytest
-from runtime_kit import CHEST_PAIN, TriageModel, sqlite_store_fixture, start_episode, triage_catalog  # noqa: F401
 
 from occusim.environments import state_hash
 from occusim.server import EpisodeService
+from occusim.testing import CHEST_PAIN, TriageModel, start_episode, triage_catalog
 
 
 def _system(request):

@@ -1,4 +1,4 @@
-"""Scripted judge models for the judge tests: answers built per vote from the checks each vote presents."""
+"""Scripted judge models: answers built per vote from the checks each vote presents."""
 
 from __future__ import annotations
 
@@ -8,10 +8,14 @@ from collections.abc import Callable
 from occusim.judge import MAX_REASKS, MAX_VOTES, vote_seed
 from occusim.llm import ScriptedReply, scripted_model
 
+# What a per-vote answer function returns: a JSON-able answer, raw text, or a full reply.
+Answer = dict | str | ScriptedReply
+
 
 def presented_ids(request: dict) -> list[str]:
     """The check ids in the order this vote presents them (the schema requires them in that order)."""
-    return request["response_schema"]["properties"]["verdicts"]["required"]
+    ids: list[str] = request["response_schema"]["properties"]["verdicts"]["required"]
+    return ids
 
 
 def ballot(request: dict, decide: Callable[[str], bool | None], reason: str = "because") -> dict:
@@ -32,7 +36,7 @@ class ScriptedJudge:
     `attempt` added.
     """
 
-    def __init__(self, *answers: Callable[[dict], object], seed: int = 0) -> None:
+    def __init__(self, *answers: Callable[[dict], Answer], seed: int = 0) -> None:
         self.answers = list(answers)
         self.requests: list[dict] = []
         self.messages: list[list[dict]] = []
@@ -43,7 +47,7 @@ class ScriptedJudge:
         }
         self.model = scripted_model(self.respond)
 
-    def respond(self, messages: list[dict], request: dict) -> object:
+    def respond(self, messages: list[dict], request: dict) -> Answer:
         vote, attempt = self.seeds[request["seed"]]
         request = {**request, "vote": vote, "attempt": attempt}
         self.requests.append(request)
@@ -76,10 +80,20 @@ def cut_short(request: dict) -> ScriptedReply:
     return ScriptedReply(text=json.dumps(passes(request)), finish_reason="length")
 
 
-def garbage_then(answer: Callable[[dict], object], bad_attempts: int = 1) -> Callable[[dict], object]:
+def garbage_then(answer: Callable[[dict], Answer], bad_attempts: int = 1) -> Callable[[dict], Answer]:
     """Unparseable for the first `bad_attempts` requests of a vote, then `answer`."""
 
-    def respond(request: dict) -> object:
+    def respond(request: dict) -> Answer:
         return garbage(request) if request["attempt"] < bad_attempts else answer(request)
 
     return respond
+
+
+def passing_judge(name: str | None = None) -> str:
+    """A judge model passing every llm check it is shown."""
+
+    def respond(messages: list[dict], request: dict) -> dict:
+        return {"verdicts": {check_id: {"passed": True, "reason": "fine", "evidence_steps": []}
+                             for check_id in presented_ids(request)}}
+
+    return scripted_model(respond, name=name)

@@ -1,20 +1,18 @@
-"""A small triage scenario and a deterministic rule-based world model for the runtime tests and benches."""
+"""A small triage scenario and a deterministic world model that simulates it correctly."""
 
 from __future__ import annotations
 
 import copy
 import json
-import re
-from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from occusim.environments import Catalog, Scenario
 from occusim.llm import scripted_model
 from occusim.server import Episode, EpisodeService, Store
 
-PATIENT = {
+from ._prompts import tracked_call
+
+PATIENT: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "string"},
@@ -118,9 +116,6 @@ TRIAGE: dict[str, Any] = {
 
 CHEST_PAIN = "triage-desk/chest-pain"
 
-_STATE_BLOCK = re.compile(r"### Current state\n```json\n(.*?)\n```", re.S)
-_CALL_LINE = re.compile(r"### Call \d+\n(\{.*\})")
-
 
 def triage_scenario(**overrides: Any) -> Scenario:
     data = copy.deepcopy(TRIAGE)
@@ -130,8 +125,9 @@ def triage_scenario(**overrides: Any) -> Scenario:
 
 def triage_catalog(**overrides: Any) -> Catalog:
     catalog = Catalog()
-    errors = catalog.add(triage_scenario(**overrides), "tests/server/runtime_kit.py")
-    assert not errors, errors
+    errors = catalog.add(triage_scenario(**overrides), "occusim.testing")
+    if errors:
+        raise ValueError(f"the triage scenario does not validate: {errors}")
     return catalog
 
 
@@ -179,27 +175,12 @@ class TriageModel:
                 raise reply
             return reply if isinstance(reply, str) else json.dumps(reply)
         prompt = next(m["content"] for m in messages if m["role"] == "user")
-        state_match, call_match = _STATE_BLOCK.search(prompt), _CALL_LINE.search(prompt)
-        if state_match and call_match:
-            call = json.loads(call_match.group(1))
-            answer = simulate_triage(call["name"], call["arguments"], json.loads(state_match.group(1)))
-            return json.dumps(answer)
+        tracked = tracked_call(prompt)
+        if tracked is not None:
+            return json.dumps(simulate_triage(*tracked))
         # History mode: the last user turn is the action; answer from the scenario's initial state.
         call = json.loads(messages[-1]["content"])
         return json.dumps(simulate_triage(call["name"], call["arguments"], TRIAGE["initial_state"])["observation"])
-
-
-def responder_model(responder: Callable[[list[dict], dict], Any], name: str | None = None) -> str:
-    return scripted_model(responder, name=name)
-
-
-@pytest.fixture(name="sqlite_store")
-async def sqlite_store_fixture(tmp_path):
-    """A fresh SQLite file store, as the server uses by default (import it into a test module to use it)."""
-    store = Store(tmp_path / "episodes.db")
-    await store.init()
-    yield store
-    await store.close()
 
 
 async def start_episode(store: Store, model: TriageModel | str, task_id: str = CHEST_PAIN,

@@ -1,5 +1,4 @@
-"""Helpers for the MCP transport tests: the triage scenario as a source file, server processes and threads,
-and MCP clients with bearer tokens."""
+"""The triage scenario served for real: `occusim serve` arguments for a process, a uvicorn thread, MCP clients."""
 
 from __future__ import annotations
 
@@ -14,21 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import mcp_worlds  # noqa: F401  (registers scripted/triage for servers running in this process)
 import uvicorn
 import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from runtime_kit import TRIAGE, triage_catalog
 
 from occusim.environments import Catalog
-from occusim.server._config import ServiceSettings, load_settings
-from occusim.server.app import create_app
+from occusim.server import ServiceSettings, create_app, load_settings
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+from . import triage_worlds
+from ._triage import TRIAGE, triage_catalog
+
 PYTHON = sys.executable
-CHEST_PAIN = "triage-desk/chest-pain"
 API_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
 TOKEN_SECRET = "test-token-secret-0123456789abcdef"
 # Client modes: "auto" negotiates the 2026-07-28 protocol (no session id); "legacy" does the handshake.
@@ -43,11 +39,10 @@ def write_triage_source(folder: Path) -> Path:
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The environment of a server process: scripted world models importable, data files under tmp_path."""
+    """The environment of a server process: the triage world models registered, data files under tmp_path."""
     env = dict(os.environ)
     env.update(
-        PYTHONPATH=os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        OCCUSIM_SCRIPTED_MODELS="mcp_worlds",
+        OCCUSIM_SCRIPTED_MODELS=triage_worlds.__name__,
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         XDG_DATA_HOME=str(tmp_path / "data"),
     )
@@ -58,18 +53,19 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def serve_args(task_id: str, source: Path, db: Path, *extra: str) -> list[str]:
     """`occusim serve` arguments for a stdio episode of the triage source, simulated by scripted/triage."""
     return ["-m", "occusim", "serve", task_id, "--source", str(source), "--no-bundled", "--db", str(db),
-            "--world-model", "scripted/triage", "--log-level", "warning", *extra]
+            "--world-model", triage_worlds.TRIAGE_WORLD, "--log-level", "warning", *extra]
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def hosted_settings(tmp_path: Path, **overrides: Any) -> ServiceSettings:
     values: dict[str, Any] = {
-        "db": str(tmp_path / "hosted.db"), "api_keys": API_KEYS, "world_model": "scripted/triage",
+        "db": str(tmp_path / "hosted.db"), "api_keys": API_KEYS, "world_model": triage_worlds.TRIAGE_WORLD,
         "token_secret": TOKEN_SECRET, "expire_every_seconds": 3600,
     }
     values.update(overrides)

@@ -1,0 +1,93 @@
+"""Deterministic parts for testing and benchmarking occusim: scenarios, scripted models, live servers.
+
+Server processes register the scripted world models by importing `occusim.testing.triage_worlds` or
+`occusim.testing.replay_worlds` (name one in OCCUSIM_SCRIPTED_MODELS).
+"""
+
+from ._judges import (
+    ScriptedJudge,
+    ballot,
+    cut_short,
+    fails_answer,
+    garbage,
+    garbage_then,
+    passes,
+    passing_judge,
+    presented_ids,
+)
+from ._occubench import occubench_sample_path
+from ._postgres import POSTGRES_URL
+from ._prompts import tracked_call
+from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
+from ._runs import TOOLS, synthetic_rows, transcript, write_run
+from ._served import (
+    API_KEYS,
+    LEGACY,
+    MODERN,
+    MODERN_VERSION,
+    PYTHON,
+    TOKEN_SECRET,
+    LiveServer,
+    free_port,
+    hosted_settings,
+    mcp_session,
+    serve_args,
+    server_env,
+    write_triage_source,
+)
+from ._triage import (
+    CHEST_PAIN,
+    PATIENT,
+    TRIAGE,
+    TriageModel,
+    simulate_triage,
+    start_episode,
+    triage_catalog,
+    triage_scenario,
+)
+
+__all__ = [
+    "API_KEYS",
+    "CHEST_PAIN",
+    "LEGACY",
+    "MODERN",
+    "MODERN_VERSION",
+    "PATIENT",
+    "POSTGRES_URL",
+    "PYTHON",
+    "TASK_A",
+    "TASK_B",
+    "TOKEN_SECRET",
+    "TOOLS",
+    "TRIAGE",
+    "LiveServer",
+    "ReplayWorld",
+    "ScriptedAgent",
+    "ScriptedJudge",
+    "TriageModel",
+    "ballot",
+    "cut_short",
+    "fails_answer",
+    "free_port",
+    "garbage",
+    "garbage_then",
+    "hosted_settings",
+    "mcp_session",
+    "occubench_sample_path",
+    "passes",
+    "passing_judge",
+    "presented_ids",
+    "serve_args",
+    "server_env",
+    "simulate_triage",
+    "start_episode",
+    "synthetic_rows",
+    "task_of",
+    "tool_results",
+    "tracked_call",
+    "transcript",
+    "triage_catalog",
+    "triage_scenario",
+    "write_run",
+    "write_triage_source",
+]
