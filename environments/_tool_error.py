@@ -67,8 +67,16 @@ class ToolError(BaseModel):
     violations: list[SchemaViolation] | None = None
 
     def envelope(self) -> dict[str, Any]:
-        """The tool result `{"error": {...}}` as JSON data, unset fields left out."""
-        return {"error": self.model_dump(mode="json", exclude_none=True)}
+        """The tool result `{"error": {...}}` as JSON data: declared fields left out when empty, a world
+        model's own fields kept as they are (null included), so that the envelope reads back as itself."""
+        data = self.model_dump(mode="json")
+        for name in _OPTIONAL_FIELDS:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return {"error": data}
+
+
+_OPTIONAL_FIELDS = ("status", "code", "violations")
 
 
 def reports_error(observation: Any) -> bool:

@@ -93,6 +93,13 @@ def test_what_is_not_an_object_with_an_error_member_reports_none(observation):
     assert not reports_error(observation) and read_tool_error(observation) is None
 
 
+def test_a_world_models_own_null_fields_survive_the_round_trip():
+    observation = {"error": {"type": "quota", "message": "over", "code": 0, "retry_after": None}}
+    error = read_tool_error(observation)
+    assert error is not None and error.envelope() == observation
+    assert read_tool_error(error.envelope()) == error
+
+
 @given(st.one_of(JSON, st.fixed_dictionaries({"error": JSON | ERROR_LIKE}, optional={"data": JSON})))
 def test_any_json_is_read_without_raising_and_by_the_one_rule(observation):
     error = read_tool_error(observation)
