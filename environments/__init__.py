@@ -3,6 +3,7 @@
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
+from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
 from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source
 from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
@@ -19,6 +20,7 @@ from ._parse import parse_scenario
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
+from ._schema_safety import local_validator, schema_problems
 from ._state import (
     PatchError,
     UnresolvedPointer,
@@ -43,6 +45,7 @@ from ._trajectory import (
 )
 from ._validation import ValidationReport, validate_catalog, validate_scenario, validate_sources
 from ._yaml import dump_scenario, write_scenario
+from ._yaml_load import YamlLoadError, load_yaml, not_utf8
 
 __all__ = [
     "BUNDLED_CATALOG",
@@ -57,6 +60,8 @@ __all__ = [
     "HarnessError",
     "HarnessPrompts",
     "InjectedFault",
+    "JsonInputError",
+    "MAX_JSON_DEPTH",
     "PatchError",
     "LlmItem",
     "ReferenceStep",
@@ -89,13 +94,16 @@ __all__ = [
     "apply_json_patch",
     "canonical_json",
     "category_slug",
+    "check_json",
     "describe_type",
     "format_location",
     "harness_source",
     "load_harness",
     "occubench_config",
+    "json_problems",
     "dump_scenario",
     "load_catalog",
+    "local_validator",
     "load_occubench",
     "load_scenario_file",
     "load_source",
@@ -105,9 +113,13 @@ __all__ = [
     "reports_error",
     "resolve_pointer",
     "scenario_json_schema",
+    "schema_problems",
     "state_hash",
     "validate_catalog",
     "validate_scenario",
     "validate_sources",
     "write_scenario",
+    "YamlLoadError",
+    "load_yaml",
+    "not_utf8",
 ]

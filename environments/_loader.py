@@ -6,18 +6,15 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from ._catalog import Catalog
 from ._errors import ScenarioError, ScenarioErrors
 from ._occubench import OCCUBENCH_PREFIX, load_occubench
 from ._parse import parse_scenario
 from ._scenario import Scenario
+from ._yaml_load import YamlLoadError, load_yaml, not_utf8
 
 BUNDLED_CATALOG = Path(__file__).parent / "catalog"
 SCENARIO_SUFFIXES = (".yaml", ".yml")
-# libyaml's loader reads the same documents about ten times faster than the pure-Python one.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def display_path(path: Path | str) -> str:
@@ -36,13 +33,12 @@ def load_scenario_file(path: Path | str) -> Scenario:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise ScenarioErrors([ScenarioError(source, "", f"cannot read file: {error.strerror or error}")]) from None
+    except UnicodeDecodeError as error:
+        raise ScenarioErrors([ScenarioError(source, "", not_utf8(error))]) from None
     try:
-        data = yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ScenarioErrors([ScenarioError(source, where, f"invalid YAML: {problem}")]) from None
+        data = load_yaml(text)
+    except YamlLoadError as error:
+        raise ScenarioErrors([ScenarioError(source, error.where, error.message)]) from None
     return parse_scenario(data, source)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 from ._errors import ScenarioError, ScenarioErrors
 from ._scenario import Scenario
+from ._schema_safety import schema_problems
 
 
 def validation_errors(source: str, error: ValidationError) -> list[ScenarioError]:
@@ -35,6 +38,23 @@ def parse_scenario(data: object, source: str) -> Scenario:
         problem = f"expected a mapping at the top level, got {type(data).__name__}"
         raise ScenarioErrors([ScenarioError(source, "", problem)])
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as error:
         raise ScenarioErrors(validation_errors(source, error)) from None
+    errors = scenario_schema_errors(scenario, source)
+    if errors:
+        raise ScenarioErrors(errors)
+    return scenario
+
+
+def scenario_schema_errors(scenario: Scenario, source: str) -> list[ScenarioError]:
+    """Schemas that would reach outside the scenario or break every call of their tool (see _schema_safety)."""
+    schemas: list[tuple[list[str | int], Any]] = [(["state_schema"], scenario.state_schema)]
+    for index, tool in enumerate(scenario.tools):
+        schemas += [(["tools", index, "input_schema"], tool.input_schema),
+                    (["tools", index, "output_schema"], tool.output_schema)]
+    return [
+        ScenarioError(source, where + path, message)
+        for where, schema in schemas if schema is not None
+        for path, message in schema_problems(schema)
+    ]

@@ -24,6 +24,7 @@ from ._loader import BUNDLED_CATALOG, load_source, scenario_files
 from ._occubench import OCCUBENCH_PREFIX
 from ._rubric import StateItem, ToolCallItem
 from ._scenario import Scenario
+from ._schema_safety import local_validator
 from ._state import PatchError, UnresolvedPointer, apply_json_patch, merge_patch, resolve_pointer
 from ._task import Task
 
@@ -131,7 +132,7 @@ class _ScenarioCheck:
             self.error(location + list(problem.absolute_path), f"invalid JSON Schema: {problem.message}")
         if problems:
             return None
-        return cls(schema, format_checker=cls.FORMAT_CHECKER)
+        return local_validator(schema)
 
     def check_tools(self) -> None:
         for index, tool in enumerate(self.scenario.tools):

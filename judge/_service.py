@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from occusim.environments import EpisodeRecord, Scenario, Task
 from occusim.llm import ModelConfig
-from occusim.rest import BODY_ERRORS, ApiError, error_responses, rest_app
+from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses, rest_app
 
 from ._errors import JudgeError, JudgeModelError
 from ._judge import MAX_VOTES, judge
@@ -34,7 +34,7 @@ class JudgeRequest(BaseModel):
 
 def judge_router(model: ModelConfig | str | None = None, *, votes: int = 3) -> APIRouter:
     """`POST /v1/judge`, for an app that serves it next to its own routes."""
-    router = APIRouter(tags=["judge"])
+    router = APIRouter(tags=["judge"], route_class=JsonBodyRoute)
 
     @router.post(
         JUDGE_PATH, summary="Judge a trajectory against a task (stateless)",

@@ -1,9 +1,11 @@
-"""The REST layer both HTTP services share: one error body, its handlers, the body size limit, app assembly."""
+"""The REST layer both HTTP services share: one error body, its handlers, the body size and JSON limits, app
+assembly."""
 
 from ._app import BODY_ERRORS, error_responses, rest_app
 from ._body_limit import BodyLimit
 from ._errors import ApiError, ErrorBody, FieldError, unauthorized
 from ._handlers import error_response
+from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
 
 __all__ = [
     "BODY_ERRORS",
@@ -11,6 +13,8 @@ __all__ = [
     "BodyLimit",
     "ErrorBody",
     "FieldError",
+    "JsonBodyRoute",
+    "MAX_BODY_DEPTH",
     "error_response",
     "error_responses",
     "rest_app",

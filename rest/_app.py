@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 from starlette.middleware import Middleware
 from starlette.types import Lifespan
 
@@ -14,6 +15,7 @@ from occusim import __version__
 from ._body_limit import BodyLimit
 from ._errors import ErrorBody
 from ._handlers import EXCEPTION_HANDLERS
+from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
 
 _ERROR_TEXT = {
     400: "The body is not JSON", 401: "Missing or wrong credentials", 404: "Not found", 409: "Conflict",
@@ -33,11 +35,13 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 def rest_app(
     *, title: str, description: str, routers: Sequence[APIRouter], max_body_bytes: int, body_limit_setting: str,
     middleware: Sequence[Middleware] = (), lifespan: Lifespan[Any] | None = None,
+    max_body_depth: int = MAX_BODY_DEPTH,
 ) -> FastAPI:
     """A FastAPI app whose every error is an ErrorBody and whose OpenAPI document is at /openapi.json.
 
     `middleware` runs outside the body limit (a Host check, say); `body_limit_setting` names the setting
-    that raises the limit, for the 413 message.
+    that raises the limit, for the 413 message. Every route that reads a body must be a JsonBodyRoute
+    (`APIRouter(route_class=JsonBodyRoute)`), which refuses bodies nested deeper than `max_body_depth`.
     """
     app = FastAPI(
         title=title, description=description, version=__version__, lifespan=lifespan,
@@ -50,6 +54,12 @@ def rest_app(
         exception_handlers=dict(EXCEPTION_HANDLERS),
         middleware=[*middleware, Middleware(BodyLimit, max_body_bytes=max_body_bytes, setting=body_limit_setting)],
     )
+    app.state.max_body_depth = max_body_depth
     for router in routers:
         app.include_router(router)
+    unchecked = [route.path for route in app.routes
+                 if isinstance(route, APIRoute) and route.body_field is not None
+                 and not isinstance(route, JsonBodyRoute)]
+    if unchecked:
+        raise TypeError(f"routes {unchecked} read a body unchecked; build their router with route_class=JsonBodyRoute")
     return app

@@ -40,5 +40,8 @@ class ApiError(HTTPException):
         return ErrorBody(error=self.message, type=self.kind, errors=self.errors)
 
 
-def unauthorized(message: str) -> ApiError:
-    return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": 'Bearer realm="occusim"'})
+def unauthorized(message: str, *, presented: bool = False) -> ApiError:
+    """401 with a Bearer challenge; a credential that was `presented` but is wrong is `invalid_token` (RFC 6750
+    section 3.1), so OAuth-capable clients report it instead of starting a login."""
+    challenge = 'Bearer realm="occusim", error="invalid_token"' if presented else 'Bearer realm="occusim"'
+    return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": challenge})

@@ -10,6 +10,7 @@ from ._errors import (
     EpisodeExistsError,
     EpisodeNotFoundError,
     InvalidArgumentsError,
+    RefusedInputError,
     SimulatorError,
     SimulatorUnavailableError,
     StepConflictError,
@@ -20,7 +21,7 @@ from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
-from ._store import EpisodeSummary, Judgment, Store
+from ._store import EpisodeSummary, Judgment, Store, StoreUnavailableError
 from ._store_schema import StoreVersionError
 from ._world_model import Simulation, WorldModel
 from .app import create_app
@@ -56,6 +57,7 @@ __all__ = [
     "JudgeHook",
     "Judgment",
     "PlannedFault",
+    "RefusedInputError",
     "Simulation",
     "SimulatorError",
     "SimulatorUnavailableError",
@@ -64,6 +66,7 @@ __all__ = [
     "StepOutcome",
     "SubmitRequest",
     "Store",
+    "StoreUnavailableError",
     "StoreVersionError",
     "UnknownToolError",
     "WorldModel",

@@ -7,7 +7,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
+
+from occusim.environments import local_validator
 
 ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -38,17 +40,17 @@ def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # Keyed by id() with the declared schema kept alive beside it, so an id is never reused while cached.
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Validator]] = {}
 
 
-def advertised_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+def advertised_validator(schema: Mapping[str, Any]) -> Validator:
     """A validator of the advertised form of `schema`, built once per declared schema.
 
     It checks what the MCP client library checks: no format assertions, references within the document.
     """
     entry = _VALIDATORS.get(id(schema))
     if entry is None or entry[0] is not schema:
-        entry = (schema, Draft202012Validator(advertised_output_schema(schema)))
+        entry = (schema, local_validator(advertised_output_schema(schema), formats=False))
         _VALIDATORS[id(schema)] = entry
     return entry[1]
 

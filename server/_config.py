@@ -10,10 +10,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from occusim.environments import ProtocolName, format_location
+from occusim.environments import (
+    MAX_JSON_DEPTH,
+    ProtocolName,
+    YamlLoadError,
+    format_location,
+    load_yaml,
+    not_utf8,
+)
 
 from ._auth import fingerprint
 
@@ -52,7 +58,8 @@ class ServiceSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     db: str = Field(default_factory=default_store_url, description="Store URL or SQLite file path.")
-    db_schema: str | None = Field(default=None, description="PostgreSQL schema holding the tables.")
+    db_schema: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
+                                  description="PostgreSQL schema holding the tables (letters, digits, '_').")
     sources: list[str] = Field(default_factory=list, description="Extra scenario sources besides the catalog.")
     bundled: bool = Field(default=True, description="Serve the bundled catalog (besides the sources).")
     api_keys: dict[str, str] = Field(
@@ -72,11 +79,16 @@ class ServiceSettings(BaseModel):
     )
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin header values accepted.")
     max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    max_argument_depth: int = Field(
+        default=MAX_JSON_DEPTH, ge=1, le=100,
+        description="Deepest nesting accepted in a tool call's arguments (REST bodies: 128 levels).",
+    )
     episode_idle_seconds: float = Field(default=1800.0, gt=0, description="Open episodes idle this long expire.")
     expire_every_seconds: float = Field(default=60.0, gt=0)
     drain_seconds: float = Field(default=30.0, ge=0, description="How long shutdown waits for requests.")
     token_secret: str | None = Field(
-        default=None, min_length=16, description="Key that signs episode tokens; every process sharing a store needs the same."
+        default=None, min_length=16,
+        description="Key that signs episode tokens, at least 16 characters; every process sharing a store needs the same.",
     )
 
     @field_validator("api_keys", mode="before")
@@ -161,10 +173,14 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the config file: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: {not_utf8(error)}") from None
     try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as error:
-        raise ConfigError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {error}") from None
+        data = tomllib.loads(text) if path.suffix == ".toml" else load_yaml(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except YamlLoadError as error:
+        raise ConfigError(f"{path}: {error}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

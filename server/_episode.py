@@ -13,14 +13,17 @@ from typing import Any
 from pydantic import BaseModel
 
 from occusim.environments import (
+    MAX_JSON_DEPTH,
     EpisodeRecord,
     HarnessPrompts,
+    JsonInputError,
     Scenario,
     SchemaViolation,
     StepRecord,
     Task,
     Tool,
     ToolError,
+    check_json,
     reports_error,
     state_hash,
 )
@@ -31,6 +34,7 @@ from ._errors import (
     EpisodeClosedError,
     EpisodeError,
     InvalidArgumentsError,
+    RefusedInputError,
     SimulatorError,
     StepConflictError,
     StepLimitError,
@@ -60,7 +64,9 @@ class StepOutcome:
 class Episode:
     """A running (or finished) episode of one task. Create and open episodes through EpisodeService.
 
-    `step` raises UnknownToolError, EpisodeClosedError and StepLimitError without recording anything.
+    `step` raises UnknownToolError, EpisodeClosedError and StepLimitError without recording anything, and
+    RefusedInputError for arguments no record can hold (nested deeper than `max_argument_depth`, text
+    with lone surrogates or NUL, non-finite or overlong numbers); `submit` raises it for such an answer.
     Everything else is recorded as a step and returned as a StepOutcome: invalid arguments (an
     `invalid_arguments` error, no model call, no state change), injected faults, and world-model failures
     (state untouched): a `simulator_error` when the model gave no valid answer, a `simulator_unavailable`
@@ -71,7 +77,8 @@ class Episode:
 
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
-                 on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None) -> None:
+                 on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None,
+                 max_argument_depth: int = MAX_JSON_DEPTH) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
@@ -79,6 +86,7 @@ class Episode:
         self.store = store
         self.judge_hook = judge
         self.harness = harness
+        self.max_argument_depth = max_argument_depth
         self.schedule = FaultSchedule.for_task(record.faults, task)
         self.verdict: BaseModel | None = None
         self.judge_error: str | None = None
@@ -120,7 +128,17 @@ class Episode:
 
         `raw_arguments` is the agent's own JSON string of the arguments, which the `occubench` mode shows
         its world model verbatim.
+
+        A call that has started runs to its end and is recorded even when its caller gives up (a client
+        timeout, an MCP cancellation): the world model was paid for, and a retried call runs after it,
+        against the state it left, as the next step. Transports therefore behave alike.
         """
+        running = asyncio.ensure_future(self._locked_step(tool, arguments, raw_arguments))
+        running.add_done_callback(_observe)
+        return await asyncio.shield(running)
+
+    async def _locked_step(self, tool: str, arguments: dict[str, Any] | None,
+                           raw_arguments: str | None) -> StepOutcome:
         async with self._lock:
             try:
                 return await self._step(tool, arguments, raw_arguments)
@@ -134,6 +152,10 @@ class Episode:
         if self.closed:
             raise EpisodeClosedError(self.id, self.status)
         index = len(self.record.steps)
+        if arguments is not None:
+            _accept(arguments, "the arguments", self.max_argument_depth)
+        if raw_arguments is not None:
+            _accept(raw_arguments, "the arguments", self.max_argument_depth)
         if self.record.mode == "occubench":
             return await self._occubench_step(index, tool, {} if arguments is None else arguments, raw_arguments)
         if index >= self.task.max_steps:
@@ -265,8 +287,13 @@ class Episode:
 
         The status becomes "submitted", or "judged" once a verdict is stored. A failing judge does not
         undo the submission: its message is kept in `judge_error` and the status stays "submitted".
-        Raises EpisodeClosedError when the episode is already closed.
+        Raises EpisodeClosedError when the episode is already closed, RefusedInputError for an answer
+        that is not text or that no record can hold.
         """
+        if not isinstance(answer, str):
+            problem = ("", f"must be text, got {type(answer).__name__}")
+            raise RefusedInputError(JsonInputError("the answer", [problem]))
+        _accept(answer, "the answer", self.max_argument_depth)
         async with self._lock:
             if self.closed:
                 raise EpisodeClosedError(self.id, self.status)
@@ -309,3 +336,16 @@ class Episode:
         if not self.closed:
             self.record.status = "expired"
             self.record.closed_at = utcnow()
+
+
+def _observe(running: asyncio.Future[StepOutcome]) -> None:
+    # Whoever awaited the step may be gone; its errors (typed, already answered when awaited) are not lost.
+    if not running.cancelled() and running.exception() is not None:
+        log.debug("a tool call ended with %r", running.exception())
+
+
+def _accept(value: object, what: str, max_depth: int) -> None:
+    try:
+        check_json(value, what, max_depth=max_depth)
+    except JsonInputError as error:
+        raise RefusedInputError(error) from None

@@ -7,6 +7,7 @@ import uuid
 from datetime import timedelta
 
 from occusim.environments import (
+    MAX_JSON_DEPTH,
     Catalog,
     EpisodeRecord,
     FaultSettings,
@@ -29,18 +30,20 @@ class EpisodeService:
 
     `world_model` is the default simulator (a ModelConfig or model string; None resolves
     ModelConfig.for_role("world_model") on first use). `judge`, when set, scores each submitted episode.
+    `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: ModelConfig | str | None = None,
                  judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2,
-                 harness: HarnessPrompts | None = None) -> None:
+                 harness: HarnessPrompts | None = None, max_argument_depth: int = MAX_JSON_DEPTH) -> None:
         self.catalog = catalog
         self.harness = harness
         self.store = store
         self.judge = judge
         self.history_window = history_window
         self.max_repairs = max_repairs
+        self.max_argument_depth = max_argument_depth
         self._default_model = world_model
         self._world_models: dict[ModelConfig, WorldModel] = {}
         self._episodes: dict[str, Episode] = {}
@@ -86,7 +89,7 @@ class EpisodeService:
             )
         if episode_id is None:
             episode_id = uuid.uuid4().hex
-        elif not EPISODE_ID.match(episode_id):
+        elif not EPISODE_ID.fullmatch(episode_id):
             raise EpisodeError(
                 f"episode id {episode_id!r} is not valid: use 1-64 letters, digits, '_', '-' or '.', "
                 "starting with a letter or digit"
@@ -148,6 +151,7 @@ class EpisodeService:
         return Episode(
             record, task=task, scenario=self.catalog.scenario_of(task), world_model=simulator, store=self.store,
             judge=self.judge, on_close=lambda episode: self.forget(episode.id), harness=self.harness,
+            max_argument_depth=self.max_argument_depth,
         )
 
     def _world_model_named(self, name: str) -> WorldModel:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from occusim.environments import ToolErrorType, Usage
+from occusim.environments import JsonInputError, ToolErrorType, Usage
 
 
 class EpisodeError(Exception):
@@ -42,6 +42,20 @@ class InvalidArgumentsError(EpisodeError):
         self.violations = list(violations)
         lines = "; ".join(f"{path or '(arguments)'}: {message}" for path, message in self.violations)
         super().__init__(f"invalid arguments for {tool!r}: {lines}")
+
+
+class RefusedInputError(EpisodeError):
+    """Arguments or an answer that no episode record can hold: nested beyond the limit, text that is not
+    valid Unicode or holds NUL, numbers that are not finite or too long.
+
+    Raised before any model call, and nothing is recorded, so the episode stays readable everywhere.
+    """
+
+    error_type = ToolErrorType.INVALID_ARGUMENTS
+
+    def __init__(self, error: JsonInputError) -> None:
+        self.violations = list(error.problems)
+        super().__init__(str(error))
 
 
 class EpisodeClosedError(EpisodeError):

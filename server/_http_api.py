@@ -47,7 +47,8 @@ class Hosted:
                 return None
             found = self.api_keys.tenant(credentials.credentials if credentials else None)
             if found is None:
-                raise unauthorized("missing or unknown API key: send it as 'Authorization: Bearer <key>'")
+                raise unauthorized("missing or unknown API key: send it as 'Authorization: Bearer <key>'",
+                                   presented=credentials is not None)
             return found
 
         return tenant

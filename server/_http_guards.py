@@ -1,13 +1,20 @@
-"""The ASGI guard in front of every route: the Host/Origin allow-list against DNS rebinding."""
+"""The ASGI guards in front of every route: the Host/Origin allow-list against DNS rebinding, and CORS
+preflights answered for the trusted origins."""
 
 from __future__ import annotations
 
+import re
+
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from occusim.rest import ApiError, error_response
 
+# A name or IPv4 address, or a bracketed IPv6 address, then an optional numeric port: nothing else.
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 _REFUSALS = {
     421: ("untrusted_host", "host", "add it with --allowed-host or allowed_hosts in the service config"),
     403: ("untrusted_origin", "origin", "browsers may only call this service from the allowed origins"),
@@ -29,6 +36,12 @@ class HostGuard:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        host = request.headers.get("host")
+        if host is not None and not _HOST.fullmatch(host):
+            # The SDK matches `127.0.0.1:*` by prefix, which `127.0.0.1:80@evil.com` would pass.
+            message = f"malformed Host header {host!r}; expected host or host:port"
+            await error_response(ApiError(421, "untrusted_host", message))(scope, receive, send)
+            return
         refused = await self.security.validate_request(request)
         if refused is None:
             await self.app(scope, receive, send)
@@ -37,3 +50,14 @@ class HostGuard:
         reason = bytes(refused.body).decode(errors="replace")
         shown = f": {request.headers.get(header)!r}; {advice}" if header else ""
         await error_response(ApiError(refused.status_code, kind, f"{reason}{shown}"))(scope, receive, send)
+
+
+def cors(origins: list[str]) -> Middleware:
+    """Answer browsers' CORS preflights (OPTIONS) for the trusted origins; `http://host:*` takes any port."""
+    pattern = "|".join(re.escape(origin).replace(r"\*", "[0-9]+") for origin in origins)
+    return Middleware(
+        CORSMiddleware, allow_origin_regex=f"(?:{pattern})", allow_methods=["GET", "POST", "DELETE"],
+        allow_headers=["Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version",
+                       "Last-Event-ID"],
+        expose_headers=["Mcp-Session-Id", "WWW-Authenticate"],
+    )

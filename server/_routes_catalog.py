@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from occusim import __version__
-from occusim.rest import error_responses
+from occusim.rest import JsonBodyRoute, error_responses
 
 from ._api_models import Health, ScenarioList, ScenarioSummary, TaskList, TaskSummary
 from ._http_api import Hosted
@@ -29,7 +29,7 @@ def catalog_router(hosted: Hosted) -> APIRouter:
         )
         for scenario in catalog.scenarios.values()
     ])
-    router = APIRouter()
+    router = APIRouter(route_class=JsonBodyRoute)
     with_api_key = [Depends(hosted.tenant_dependency())]
 
     @router.get("/healthz", summary="Liveness and what this process serves", tags=["service"])

@@ -9,14 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types import INVALID_REQUEST
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from occusim.environments import EpisodeRecord, UnknownTaskError
 from occusim.judge import Verdict
-from occusim.rest import BODY_ERRORS, ApiError, error_responses, unauthorized
+from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses, unauthorized
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
+from ._episodes import EPISODE_ID
 from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
 from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted
 
@@ -33,13 +37,14 @@ _MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def episode_router(hosted: Hosted) -> APIRouter:
     service = hosted.service
-    router = APIRouter(tags=["episodes"])
+    router = APIRouter(tags=["episodes"], route_class=JsonBodyRoute)
     tenant_of = hosted.tenant_dependency()
 
     async def owned_record(episode_id: str, tenant: str | None = Depends(tenant_of)) -> EpisodeRecord:
         """The stored episode if the caller owns it; 404 for a missing episode and for anyone else's alike."""
         try:
-            record = await service.store.load_episode(episode_id)
+            # An id no episode can have is not looked up: it may hold what the store cannot query (NUL).
+            record = await service.store.load_episode(episode_id) if EPISODE_ID.fullmatch(episode_id) else None
         except EpisodeNotFoundError:
             record = None
         if record is None or (hosted.api_keys is not None and record.tenant != tenant):
@@ -91,10 +96,15 @@ def episode_router(hosted: Hosted) -> APIRouter:
         hosted.judging.start(episode)
         return await _view(hosted, submitted)
 
-    async def mcp(episode_id: str, token: HTTPAuthorizationCredentials | None = EPISODE_TOKEN_CREDENTIALS) -> Response:
+    async def mcp(
+        episode_id: str, request: Request, token: HTTPAuthorizationCredentials | None = EPISODE_TOKEN_CREDENTIALS,
+    ) -> Response:
         if not hosted.tokens.verify(episode_id, token.credentials if token else None):
             raise unauthorized("missing or wrong episode token: send 'Authorization: Bearer <token>' as returned "
-                               "by POST /v1/episodes")
+                               "by POST /v1/episodes", presented=token is not None)
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            return _unsupported_version(version)
         return await hosted.endpoints.exchange(episode_id)
 
     for method in ("POST", "GET", "DELETE"):
@@ -105,7 +115,18 @@ def episode_router(hosted: Hosted) -> APIRouter:
             "era with an Mcp-Session-Id (GET opens its event stream, DELETE ends it). Tools are the scenario's "
             "plus submit_result.",
         )
+        # The same endpoint with a trailing slash, as some clients write it: a redirect would lose POST bodies.
+        router.add_api_route(MCP_PATH + "/", mcp, methods=[method], include_in_schema=False,
+                             name=f"mcp_{method.lower()}_slash")
     return router
+
+
+def _unsupported_version(version: str) -> Response:
+    """400 with a JSON-RPC error naming the versions this server speaks (the SDK's own message misleads)."""
+    message = (f"unsupported MCP-Protocol-Version {version!r}; this server speaks "
+               f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}")
+    error = {"code": INVALID_REQUEST, "message": message, "data": {"supported": list(SUPPORTED_PROTOCOL_VERSIONS)}}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
 
 
 async def _view(hosted: Hosted, record: EpisodeRecord) -> EpisodeView:

@@ -2,29 +2,36 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+from referencing.exceptions import Unresolvable
 
-from occusim.environments import format_location
+from occusim.environments import format_location, local_validator
 
 # Keyed by id() with the schema kept alive beside it, so an id is never reused while cached.
-_CACHE: dict[int, tuple[dict[str, Any], Draft202012Validator]] = {}
+_CACHE: dict[int, tuple[dict[str, Any], Validator]] = {}
 _MAX_MESSAGE = 200
 
 
-def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
+def validator_for(schema: dict[str, Any]) -> Validator:
+    """A validator that never fetches a `$ref`: loading refuses references outside the scenario."""
     entry = _CACHE.get(id(schema))
     if entry is None or entry[0] is not schema:
-        entry = (schema, Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER))
+        entry = (schema, local_validator(schema))
         _CACHE[id(schema)] = entry
     return entry[1]
 
 
 def violations(schema: dict[str, Any], instance: Any) -> list[tuple[str, str]]:
     """Every way `instance` breaks `schema`, ordered by path, as (`items[0].quantity`, message) pairs."""
-    errors = sorted(validator_for(schema).iter_errors(instance), key=_order)
+    try:
+        errors = sorted(validator_for(schema).iter_errors(instance), key=_order)
+    except (Unresolvable, re.error) as error:
+        # Loading refuses such schemas; one built in code without that check must not end the call.
+        return [("", f"the schema cannot be applied ({error}); check the scenario with `occusim validate`")]
     return [(format_location(e.absolute_path), _short(e.message)) for e in errors]
 
 

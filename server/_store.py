@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import event, func, insert, select, text, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -30,6 +31,11 @@ from ._store_schema import is_current, upgrade
 from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, steps
 
 DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
+SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+class StoreUnavailableError(Exception):
+    """The store could not be opened: the database server is down or unreachable, or the file cannot be made."""
 
 
 def normalize_url(url: str | os.PathLike[str]) -> str:
@@ -74,6 +80,10 @@ class Store:
         self.backend = parsed.get_backend_name()
         if schema is not None and self.backend != "postgresql":
             raise ValueError(f"a schema ({schema!r}) is only supported on PostgreSQL, not {self.backend}")
+        if schema is not None and not SCHEMA_NAME.fullmatch(schema):
+            # It is written into CREATE SCHEMA and search_path statements, which take no parameters.
+            raise ValueError(f"schema name {schema!r} is not valid: use 1-63 letters, digits and '_', not starting "
+                             "with a digit")
         self.schema = schema
         self._sqlite_path: Path | None = None
         options: dict[str, Any] = {"echo": echo}
@@ -118,15 +128,23 @@ class Store:
     async def init(self) -> None:
         """Create the store, or bring an existing one to this release's schema by its migrations.
 
-        Raises StoreVersionError for a store a later release wrote (or tables that are not a whole store).
+        Raises StoreVersionError for a store a later release wrote (or tables that are not a whole store),
+        StoreUnavailableError when the database cannot be reached or the file cannot be created.
         """
-        if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
-            await _makedirs(self._sqlite_path.parent)
-        async with self._engine.connect() as conn:
-            if await conn.run_sync(is_current, self.schema, self._where()):
-                return
-        async with self._migrating() as conn:
-            await conn.run_sync(upgrade, self.schema, self._where())
+        try:
+            if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
+                await _makedirs(self._sqlite_path.parent)
+            async with self._engine.connect() as conn:
+                if await conn.run_sync(is_current, self.schema, self._where()):
+                    return
+            async with self._migrating() as conn:
+                await conn.run_sync(upgrade, self.schema, self._where())
+        except (OSError, DBAPIError) as error:
+            reason = getattr(error, "orig", None) or error
+            raise StoreUnavailableError(
+                f"cannot open {self._where()}: {reason}; check --db (or OCCUSIM_DB) and that the database is "
+                "running and reachable"
+            ) from error
 
     @contextlib.asynccontextmanager
     async def _migrating(self) -> AsyncIterator[AsyncConnection]:

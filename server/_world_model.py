@@ -14,6 +14,7 @@ from occusim.environments import (
     Tool,
     Usage,
     apply_json_patch,
+    json_problems,
     reports_error,
 )
 from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
@@ -23,6 +24,8 @@ from ._errors import SimulatorError, SimulatorUnavailableError
 from ._schemas import violations
 
 _MAX_PROBLEMS = 8
+# Deeper than any argument the agent may send (64 by default), so echoing one back is never refused.
+_MAX_REPLY_DEPTH = 120
 
 
 @dataclass
@@ -161,6 +164,9 @@ async def ask_world_model(model: ModelConfig, messages: list[dict[str, str]], *,
 def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
            tracked: bool) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]] | list[str]:
     """The validated (observation, patch, new state), or the list of problems to send back."""
+    unstorable = json_problems(reply, max_depth=_MAX_REPLY_DEPTH)
+    if unstorable:
+        return [f"the reply {path or '(root)'}: {message}" for path, message in unstorable]
     if not tracked:
         problems = _observation_problems(reply, tool, "the reply")
         return problems or (reply, [], state)

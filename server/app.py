@@ -29,7 +29,7 @@ from ._auth import ApiKeys, EpisodeTokens
 from ._config import ConfigError, ServiceSettings
 from ._episodes import EpisodeService
 from ._http_api import Hosted
-from ._http_guards import HostGuard
+from ._http_guards import HostGuard, cors
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
@@ -54,7 +54,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
         else judge_hook(settings.judge_model)
     )
-    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness)
+    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
+                             max_argument_depth=settings.max_argument_depth)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
@@ -91,7 +92,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
         routers=[catalog_router(hosted), episode_router(hosted), judge],
         max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
-        middleware=[Middleware(HostGuard, security=security)], lifespan=lifespan,
+        middleware=[Middleware(HostGuard, security=security), cors(settings.trusted_origins())], lifespan=lifespan,
     )
 
 

@@ -8,6 +8,7 @@ import logging
 import math
 import os
 import sys
+import threading
 
 from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
@@ -25,8 +26,9 @@ judged in the background right away; otherwise it is stored unjudged (judge it l
 HTTP auth: API keys from OCCUSIM_API_KEYS (comma-separated `key` or `tenant=key` entries) or api_keys in
 --config (TOML or YAML; every setting of the service can be set there). Each episode's MCP URL takes
 the episode's own token. --no-auth is refused unless --host is a loopback address. Episode tokens are
-signed with OCCUSIM_TOKEN_SECRET (or token_secret), else with a key file kept beside the default db;
-processes sharing one PostgreSQL store must share the secret.
+signed with OCCUSIM_TOKEN_SECRET (or token_secret; at least 16 characters, or the service does not
+start), else with a key file kept beside the default db; processes sharing one PostgreSQL store must
+share the secret.
 
 Models: --world-model / --judge-model take litellm model strings; unset, OCCUSIM_WORLD_MODEL_MODEL /
 OCCUSIM_JUDGE_MODEL / OCCUSIM_MODEL apply, else the small local model (offline smoke runs only).
@@ -106,6 +108,13 @@ async def run(args: argparse.Namespace) -> int:
     return await (_serve_http(args) if args.http else _serve_stdio(args))
 
 
+def start_importing_litellm() -> threading.Thread:
+    """Import litellm (~5 s) in a background thread now, so the first tool call does not wait for it."""
+    thread = threading.Thread(target=importlib.import_module, args=("litellm",), name="import-litellm", daemon=True)
+    thread.start()
+    return thread
+
+
 def load_scripted_models(spec: str) -> None:
     """Import each comma-separated module; importing registers its scripted models."""
     for name in (part.strip() for part in spec.split(",")):
@@ -126,6 +135,7 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         EpisodeError,
         EpisodeService,
         Store,
+        StoreUnavailableError,
         default_store_url,
         judge_hook,
         occubench_judge_hook,
@@ -152,13 +162,22 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         except HarnessError as error:
             return _usage(str(error))
         judge = occubench_judge_hook(args.judge_model, harness, catalog.origins)
-    async with Store(args.db or default_store_url()) as store:
+    store = Store(args.db or default_store_url())
+    try:
+        await store.init()
+    except StoreUnavailableError as error:
+        await store.close()
+        return _usage(str(error))
+    start_importing_litellm()
+    try:
         service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness)
         try:
             record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or service.default_mode,
                                        episode_id=args.episode_id)
         except EpisodeError as error:
             return _usage(str(error))
+    finally:
+        await store.close()
     print(f"occusim serve: episode {record.id}: {record.status}, {len(record.steps)} steps in {_shown(store.url)}",
           file=sys.stderr)
     return 0
@@ -168,7 +187,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
     from occusim.environments import ScenarioErrors
-    from occusim.server import ConfigError, create_app, load_settings
+    from occusim.server import ConfigError, Store, StoreUnavailableError, create_app, load_settings
 
     try:
         settings = load_settings(args.config, overrides={
@@ -185,8 +204,14 @@ async def _serve_http(args: argparse.Namespace) -> int:
         return _usage(str(error))
     except ScenarioErrors as error:
         return report_catalog_problems("serve", error.errors)
-    auth = "without auth (loopback only)" if settings.no_auth else f"{len(settings.api_keys)} API key(s)"
-    print(f"occusim serve: http://{settings.host}:{settings.port} with {auth}, store {_shown(settings.db)}",
+    try:
+        async with Store(settings.db, schema=settings.db_schema):
+            pass  # reached and migrated before anything is served
+    except (StoreUnavailableError, ValueError) as error:
+        return _usage(str(error))
+    start_importing_litellm()
+    auth = "without auth (loopback only)" if settings.no_auth else f"with {len(settings.api_keys)} API key(s)"
+    print(f"occusim serve: http://{settings.host}:{settings.port} {auth}, store {_shown(settings.db)}",
           file=sys.stderr)
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
