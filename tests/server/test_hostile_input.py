@@ -4,6 +4,7 @@ made, nothing is stored, and every stored episode stays readable, on SQLite and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -160,8 +161,6 @@ def live_server(request, tmp_path):
     with LiveServer(hosted_settings(tmp_path, **overrides)) as server:
         yield server
     if request.param == "postgres":
-        import asyncio
-
         async def drop() -> None:
             connection = await asyncpg.connect(PG_DSN)
             try:
