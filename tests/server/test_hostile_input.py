@@ -191,6 +191,9 @@ def test_over_rest_every_hostile_body_is_a_400_naming_the_field(live_server):
         judge = post_raw(http, f"{server.url}/v1/judge", b'{"task": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
                          headers)
         assert judge.status_code == 400 and judge.json()["type"] == "invalid_json"
+        large = b'{"task": {"pad": "' + b"x" * 200_000 + b'", "bad": "\\u0000"}}'  # checked off the event loop
+        refused_large = post_raw(http, f"{server.url}/v1/judge", large, headers)
+        assert refused_large.status_code == 400 and refused_large.json()["errors"][0]["field"] == "task.bad"
         assert http.get(f"{server.url}/v1/episodes/a%00b", headers=headers).status_code == 404
 
         status = http.get(f"{server.url}/v1/episodes/{created['episode_id']}", headers=headers)
