@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from runtime_kit import TriageModel, sqlite_store_fixture, start_episode  # noqa: F401
 
 from occusim.server import Simulation, WorldModel, build_mcp_server
+from occusim.testing import TriageModel, start_episode
 
 
 class GatedWorldModel(WorldModel):

@@ -13,13 +13,12 @@ import asyncpg
 import httpx
 import pytest
 from mcp import Client
-from mcp_kit import CHEST_PAIN, LiveServer, hosted_settings
-from runtime_kit import TriageModel, start_episode
 
 from occusim.server import EpisodeView, RefusedInputError, Store, build_mcp_server
+from occusim.testing import CHEST_PAIN, POSTGRES_URL, LiveServer, TriageModel, hosted_settings, start_episode
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+PG_URL = POSTGRES_URL
+PG_DSN = PG_URL.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
 def nested(depth: int, leaf: Any = "P1") -> Any:

@@ -16,15 +16,22 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp_kit import CHEST_PAIN, LiveServer, hosted_settings
-from runtime_kit import TRIAGE, TriageModel, start_episode
 
 from occusim.environments import json_problems
 from occusim.server import RefusedInputError, StepOutcome, Store
 from occusim.server._schemas import violations
+from occusim.testing import (
+    CHEST_PAIN,
+    POSTGRES_URL,
+    TRIAGE,
+    LiveServer,
+    TriageModel,
+    hosted_settings,
+    start_episode,
+)
 
-PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
-PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+PG_URL = POSTGRES_URL
+PG_DSN = PG_URL.replace("postgresql+asyncpg://", "postgresql://", 1)
 GET_PATIENT_SCHEMA = TRIAGE["tools"][1]["input_schema"]
 BOUNDED = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                            HealthCheck.too_slow])

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
-from mcp_kit import (
+
+from occusim.clients.cli import main
+from occusim.clients.cli.serve import start_importing_litellm
+from occusim.server import ConfigError, Store, load_settings
+from occusim.testing import (
     CHEST_PAIN,
     PYTHON,
-    REPO,
     LiveServer,
     free_port,
     hosted_settings,
@@ -19,10 +23,7 @@ from mcp_kit import (
     write_triage_source,
 )
 
-from occusim.clients.cli import main
-from occusim.clients.cli.serve import start_importing_litellm
-from occusim.server import ConfigError, Store, load_settings
-
+REPO = Path(__file__).resolve().parents[2]
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/test"
 
 
