@@ -11,6 +11,10 @@ from pydantic import BaseModel
 from occusim.environments import EpisodeRecord, HarnessPrompts, Scenario, Task
 
 from ._episode import Episode, JudgeHook
+from ._episodes import EpisodeService
+from ._errors import EpisodeError
+
+_PAGE = 500
 
 log = logging.getLogger("occusim.server")
 
@@ -70,6 +74,30 @@ class BackgroundJudging:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def resume(self, service: EpisodeService) -> list[str]:
+        """Judge again every episode left `submitted` without a verdict (its process was killed while judging
+        it, or its judgment was cancelled at shutdown); returns their ids. Nothing to do without a judge."""
+        if service.judge is None:
+            return []
+        pending: list[str] = []
+        while True:
+            page = await service.store.list_episodes(status="submitted", limit=_PAGE, offset=len(pending))
+            pending.extend(summary.id for summary in page)
+            if len(page) < _PAGE:
+                break
+        resumed = []
+        for episode_id in pending:
+            try:
+                episode = await service.open(episode_id)
+            except EpisodeError as error:  # e.g. its task is not in this process's catalog
+                log.warning("episode %s awaits judging but cannot be judged here: %s", episode_id, error)
+                continue
+            self.start(episode)
+            resumed.append(episode_id)
+        if resumed:
+            log.info("judging %d episode(s) left submitted without a verdict", len(resumed))
+        return resumed
+
     async def drain(self, grace_seconds: float | None = None) -> None:
         """Wait for running judgments; after `grace_seconds` the rest are cancelled (status stays submitted)."""
         if not self._tasks:
@@ -80,5 +108,5 @@ class BackgroundJudging:
         for task in late:
             task.cancel()
         if late:
-            log.warning("%d judgment(s) cancelled at shutdown; judge them later with `occusim judge`", len(late))
+            log.warning("%d judgment(s) cancelled at shutdown; they resume when the service starts", len(late))
             await asyncio.gather(*late, return_exceptions=True)

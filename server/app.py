@@ -78,6 +78,9 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await store.init()
+        # Judgments lost with a killed or stopped process start again; several processes sharing a store
+        # may each judge such an episode once, and the latest verdict is the one read.
+        await judging.resume(service)
         try:
             async with endpoints.running(), anyio.create_task_group() as background:
                 background.start_soon(_expire_idle, hosted)

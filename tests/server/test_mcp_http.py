@@ -85,6 +85,22 @@ async def test_a_judge_model_judges_after_submit(tmp_path):
     assert status["verdict"]["items"][0]["id"] == "p1"
 
 
+async def test_a_judgment_lost_with_its_process_resumes_when_the_service_starts(tmp_path):
+    # The first service has no judge, as if it had been killed while judging: the episode stays submitted.
+    with LiveServer(hosted_settings(tmp_path)) as server:
+        async with httpx.AsyncClient() as http:
+            created = await create_episode(http, server)
+            async with mcp_session(created["mcp_url"], created["token"]) as client:
+                await client.call_tool("set_priority", {"patient_id": "P1", "priority": 1})
+                await client.call_tool("submit_result", {"answer": "done"})
+            assert (await episode_status(http, server, created["episode_id"]))["status"] == "submitted"
+    # The next service on the same store judges it without being asked.
+    with LiveServer(hosted_settings(tmp_path, judge_model="scripted/deterministic-only")) as server:
+        async with httpx.AsyncClient() as http:
+            status = await _wait_for_status(http, server, created["episode_id"], "judged")
+    assert status["verdict"]["passed"] is True and status["verdict"]["items"][0]["id"] == "p1"
+
+
 async def test_submit_over_rest_closes_the_episode_once(tmp_path):
     with LiveServer(hosted_settings(tmp_path)) as server:
         async with httpx.AsyncClient() as http:
