@@ -154,21 +154,25 @@ def escape_tag_openers(text: str) -> str:
 
 
 def _opens_tag(text: str, index: int) -> bool:
-    index = _skip_invisible(text, index)
-    if index < len(text) and (text[index] in _SLASHES or _folded(text[index]) in ("/", "\\")):
-        index = _skip_invisible(text, index + 1)
-    return index < len(text) and _folded(text[index])[:1].isalpha()
+    """Whether what follows a "<"-like character reads as a tag name, with an optional "/" before it."""
+    visible = _visible_after(text, index, 2)
+    if visible and visible[0] in _SLASHES:
+        visible = visible[1:]
+    return bool(visible) and visible[0].isalpha()
 
 
-def _skip_invisible(text: str, index: int) -> int:
-    # Spacing, format characters (zero-width, bidi, soft hyphen), controls and combining marks.
-    while index < len(text) and (text[index].isspace() or unicodedata.category(text[index])[0] in "CM"):
-        index += 1
-    return index
-
-
-def _folded(char: str) -> str:
-    return unicodedata.normalize("NFKC", char)
+def _visible_after(text: str, index: int, count: int) -> list[str]:
+    """The next `count` characters a reader sees from `index`: compatibility forms folded (a spacing
+    accent is a space and a combining mark), then spacing, format characters (zero-width, bidi, soft
+    hyphen), controls and combining marks left out."""
+    seen: list[str] = []
+    for char in text[index:]:
+        for folded in unicodedata.normalize("NFKC", char):
+            if not (folded.isspace() or unicodedata.category(folded)[0] in "CM"):
+                seen.append(folded)
+        if len(seen) >= count:
+            break
+    return seen[:count]
 
 
 def build_messages(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from occusim.environments import InjectedFault, StepRecord
@@ -185,6 +185,7 @@ _LOOKS_LIKE_TAG = re.compile("[" + "".join(_LESS_THAN) + "][" + re.escape("".joi
 
 
 @given(st.one_of(closing_attempts(), st.text()))
+@example("<\u00b4A")  # a spacing accent folds to a space and a combining mark: invisible to a reader
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 def test_no_agent_or_simulator_text_can_close_the_fence(text: str) -> None:
     block = fence("final-answer", text, 100_000)
