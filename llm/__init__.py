@@ -3,7 +3,7 @@
 from ._cache import ResponseCache, default_cache, set_default_cache
 from ._completion import Completion, ToolCall
 from ._config import ModelConfig
-from ._errors import LLMError, LLMOutputError, ProviderError
+from ._errors import LLMError, LLMOutputError, ProviderAnswerError, ProviderError
 from ._gateway import complete
 from ._json_output import parse_json_output
 from ._local import LocalEndpoint, start_local_model
@@ -18,6 +18,7 @@ __all__ = [
     "LLMOutputError",
     "LocalEndpoint",
     "ModelConfig",
+    "ProviderAnswerError",
     "ProviderError",
     "ResponseCache",
     "RetryPolicy",

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from ._redact import redact
+
 
 class LLMError(Exception):
     """Base class for every failure of the model gateway."""
 
 
+class ProviderAnswerError(LLMError):
+    """The provider answered, but not with a usable chat completion: no choices, no message, fields of the
+    wrong type, or cut off (`finish_reason` "length") before any content. Retried like an outage."""
+
+
 class ProviderError(LLMError):
-    """The model provider failed (after retries where the failure was transient)."""
+    """The model provider failed (after retries where the failure was transient).
+
+    `str(error)` is the operator's message: the provider's own text, secrets redacted. `summary` says only
+    the HTTP status and the error type; it is what may be shown to agents and stored with episodes.
+    """
 
     def __init__(self, model: str, attempts: int, cause: BaseException, *, hint: str = "") -> None:
         self.model = model
         self.attempts = attempts
         self.cause = cause
+        status = getattr(cause, "status_code", None)
+        self.status: int | None = status if isinstance(status, int) else None
+        self.error_type = type(cause).__name__
         tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        message = f"model {model!r} failed after {tries}: {type(cause).__name__}: {cause}"
+        shown = f"HTTP {self.status} {self.error_type}" if self.status is not None else self.error_type
+        self.summary = f"{shown} after {tries}"
+        message = f"model {model!r} failed after {tries}: {self.error_type}: {redact(str(cause))}"
         if hint:
             message += f" ({hint})"
         super().__init__(message)

@@ -11,7 +11,7 @@ from typing import Any
 from ._cache import ResponseCache, default_cache
 from ._completion import Completion, ToolCall
 from ._config import ModelConfig
-from ._errors import LLMOutputError
+from ._errors import LLMOutputError, ProviderAnswerError
 from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
 from ._local import local_endpoint
@@ -69,7 +69,7 @@ async def complete(
     }
     started = time.perf_counter()
     response = await with_retries(
-        lambda: _call_once(config, messages, request),
+        lambda: _answer_of(_call_once(config, messages, request)),
         retry or RetryPolicy.from_env(),
         config.model,
         role,
@@ -147,6 +147,31 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
     response = await litellm.acompletion(**kwargs)
     if finish_reason is not None:
         response.choices[0].finish_reason = finish_reason
+    return response
+
+
+async def _answer_of(call: Any) -> Any:
+    """The provider's response once it is a usable chat completion; ProviderAnswerError otherwise, so that a
+    malformed answer is retried and then reported as the provider's failure, never as the caller's."""
+    response = await call
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ProviderAnswerError("the provider answered with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise ProviderAnswerError("the provider's first choice has no message")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise ProviderAnswerError(f"the provider's message content is {type(content).__name__}, not text")
+    calls = getattr(message, "tool_calls", None)
+    if calls is not None and not isinstance(calls, list):
+        raise ProviderAnswerError(f"the provider's tool_calls are {type(calls).__name__}, not a list")
+    for call in calls or []:
+        function = getattr(call, "function", None)
+        if function is None or not isinstance(getattr(function, "name", None), str):
+            raise ProviderAnswerError("a tool call in the provider's answer has no function name")
+    if not content and not calls and getattr(choices[0], "finish_reason", None) == "length":
+        raise ProviderAnswerError("the provider stopped at its token limit before writing anything")
     return response
 
 

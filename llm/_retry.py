@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ._errors import LLMError, ProviderError
+from ._errors import LLMError, ProviderAnswerError, ProviderError
 
 T = TypeVar("T")
 
@@ -40,8 +40,8 @@ class RetryPolicy:
 
 
 def is_transient(error: BaseException) -> bool:
-    """Rate limits, timeouts, connection failures and 5xx answers are worth retrying."""
-    if isinstance(error, TimeoutError):
+    """Rate limits, timeouts, connection failures, 5xx and malformed answers are worth retrying."""
+    if isinstance(error, (TimeoutError, ProviderAnswerError)):
         return True
     import openai
 
@@ -73,9 +73,9 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, mo
     for attempt in range(1, attempts + 1):
         try:
             return await call()
-        except LLMError:
-            raise
         except Exception as error:
+            if isinstance(error, LLMError) and not isinstance(error, ProviderAnswerError):
+                raise
             if not _is_provider_error(error):
                 raise
             if not is_transient(error) or attempt == attempts:
@@ -87,4 +87,4 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, mo
 def _is_provider_error(error: BaseException) -> bool:
     import openai
 
-    return isinstance(error, (openai.OpenAIError, TimeoutError))
+    return isinstance(error, (openai.OpenAIError, TimeoutError, ProviderAnswerError))

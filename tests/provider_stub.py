@@ -1,0 +1,91 @@
+"""A loopback OpenAI-compatible provider that answers from a script: real HTTP, reached through litellm."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from occusim.llm import ModelConfig
+
+STUB_KEY = "sk-stub-0123456789abcdef"
+
+
+@dataclass
+class Reply:
+    """One scripted answer: an HTTP status and a JSON body (raw bytes are sent as they are)."""
+
+    body: Any
+    status: int = 200
+
+
+HANG = object()  # a reply that never comes: the request is held until the stub shuts down
+
+
+def completion_body(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "stub",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+class ProviderStub:
+    """Answers POST /v1/chat/completions with `replies` in order, repeating the last; counts requests."""
+
+    def __init__(self, replies: list[Reply | object]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self._released = threading.Event()
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    stub.requests.append(payload)
+                    reply = stub.replies[min(len(stub.requests), len(stub.replies)) - 1]
+                if reply is HANG:
+                    stub._released.wait()
+                    return
+                assert isinstance(reply, Reply)
+                data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+
+    @property
+    def model(self) -> ModelConfig:
+        return ModelConfig(model="openai/stub", api_base=f"http://127.0.0.1:{self._server.server_port}/v1",
+                           api_key=STUB_KEY)
+
+    @contextmanager
+    def running(self) -> Iterator[ProviderStub]:
+        thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._released.set()
+            self._server.shutdown()
+            self._server.server_close()
+
+
+@contextmanager
+def provider_stub(*replies: Reply | object) -> Iterator[ProviderStub]:
+    with ProviderStub(list(replies)).running() as stub:
+        yield stub
