@@ -11,7 +11,7 @@ REDACTED = "[redacted]"
 # the key shapes of the common providers (sk-..., AIza..., hf_..., gsk_...).
 _PATTERNS = [
     re.compile(r"(?i)(\bbearer\s+)[^\s\"',;]+"),
-    re.compile(r"(?i)(api[ _-]?key provided:\s*)[^\s\"',;]+"),
+    re.compile(r"(?i)(api[ _-]?key provided:\s*(?:bearer\s+)?)(?!\[redacted\]|bearer\s)[^\s\"',;]+"),
     re.compile(r"(?i)(\b(?:api[_-]?key|access[_-]?token|token|secret|password|authorization)[\"']?\s*[:=]\s*[\"']?)"
                r"(?!\[redacted\])[^\s\"',;&]+"),
     re.compile(r"()\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{6,}"),

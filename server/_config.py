@@ -73,6 +73,10 @@ class ServiceSettings(BaseModel):
         description="occubench: episodes speak OccuBench's protocol (its world model, faults and verifier), read "
                     "from the harness beside the occubench: source.",
     )
+    tool_call_timeout: float = Field(
+        default=120.0, gt=0, description="Seconds one tool call may spend on the world model, retries included; "
+        "past it the agent gets simulator_unavailable.",
+    )
     public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Extra Host header values accepted (e.g. 'bench.example.org:*')."

@@ -228,8 +228,9 @@ class Episode:
         system = occubench_system_prompt(self.harness, self.scenario, self.record.faults)
         messages = occubench_messages(self.harness, system, self.record.steps, action)
         try:
-            answer = await simulate_occubench(self.harness, self.world_model.model, messages,
-                                              seed=self.record.faults.seed)
+            async with self.world_model.bounded(tool):
+                answer = await simulate_occubench(self.harness, self.world_model.model, messages,
+                                                  seed=self.record.faults.seed)
         except SimulatorError as error:
             step = self._simulator_failure(index, tool, arguments, error)
         else:

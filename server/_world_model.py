@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +25,15 @@ from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, Provi
 
 from . import _simulator_prompt as prompts
 from ._errors import SimulatorError, SimulatorUnavailableError
+from ._limits import LoopSemaphore
 from ._schemas import violations
 
 _MAX_PROBLEMS = 8
 # Deeper than any argument the agent may send (64 by default), so echoing one back is never refused.
 _MAX_REPLY_DEPTH = 120
+DEFAULT_CALL_DEADLINE = 120.0
+
+log = logging.getLogger("occusim.server")
 
 
 @dataclass
@@ -48,18 +56,25 @@ class WorldModel:
     schema (or be an `{"error": ...}` object), the patch must apply, and the new state must satisfy the
     scenario's state schema. In `history` mode the prompt is the full action/observation conversation and
     the model answers the observation alone; the state does not change. A rejected answer is sent back
-    with the exact problems, up to `max_repairs` times; then `simulate` raises SimulatorError. An
-    unreachable provider raises SimulatorUnavailableError at once.
+    with the exact problems, up to `max_repairs` times; then `simulate` raises SimulatorError. A provider
+    that stays unreachable or malformed after the gateway's retries, or a call that runs past `deadline`
+    seconds (every request, retry and repair together), raises SimulatorUnavailableError. Its message
+    names only the HTTP status and error type; the provider's own text goes to the operator's log.
+    With `admission`, a call waits for one of its slots before any model request (the deadline starts
+    once it has one), so a saturated service queues calls instead of failing them.
     """
 
     def __init__(self, model: ModelConfig | str, *, history_window: int = 6, max_repairs: int = 2,
-                 temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None) -> None:
+                 temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
+                 deadline: float = DEFAULT_CALL_DEADLINE, admission: LoopSemaphore | None = None) -> None:
         self.model = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
         self.history_window = history_window
         self.max_repairs = max_repairs
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = max_tokens
+        self.deadline = deadline
+        self.admission = admission
         self._system_prompts: dict[tuple[int, str | None], tuple[Scenario, str]] = {}
 
     @property
@@ -90,6 +105,28 @@ class WorldModel:
             self._system_prompts[key] = cached
         return cached[1]
 
+    @contextlib.asynccontextmanager
+    async def bounded(self, tool: str) -> AsyncIterator[CallTally]:
+        """One tool call's world-model work: first an admission slot, then at most `deadline` seconds.
+
+        Past the deadline the work is cancelled and SimulatorUnavailableError raised, with what the
+        tally yielded here recorded as spent.
+        """
+        tally = CallTally(deadline=self.deadline)
+        admitted = self.admission.hold() if self.admission is not None else contextlib.nullcontext()
+        try:
+            async with admitted:
+                tally.started = time.monotonic()
+                async with asyncio.timeout(self.deadline):
+                    yield tally
+        except TimeoutError:
+            log.warning("world model %s: the call of %r ran past its deadline of %g s", self.name, tool,
+                        self.deadline)
+            raise SimulatorUnavailableError(
+                f"the world model did not answer within {self.deadline:g} s; the call had no effect, retry it later",
+                attempts=tally.attempts, usage=tally.usage, latency_ms=tally.latency_ms,
+            ) from None
+
     async def simulate(self, scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state: dict[str, Any],
                        history: Sequence[StepRecord], mode: SimulationMode = "tracked",
                        initial_state: dict[str, Any] | None = None, fault_rules: str | None = None,
@@ -99,6 +136,14 @@ class WorldModel:
         `seed` (the episode's) is sent with every request instead of the model's own, so that each trial
         of a task is its own sample and its own cache entry.
         """
+        async with self.bounded(tool.name) as tally:
+            return await self._simulate(scenario, tool, arguments, state=state, history=history, mode=mode,
+                                        initial_state=initial_state, fault_rules=fault_rules, seed=seed,
+                                        tally=tally)
+
+    async def _simulate(self, scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state: dict[str, Any],
+                        history: Sequence[StepRecord], mode: SimulationMode, initial_state: dict[str, Any] | None,
+                        fault_rules: str | None, seed: int | None, tally: CallTally) -> Simulation:
         tracked = mode == "tracked"
         messages = self.messages(scenario, tool, arguments, state=state, history=history, mode=mode,
                                  initial_state=initial_state, fault_rules=fault_rules)
@@ -107,19 +152,16 @@ class WorldModel:
             if tracked
             else prompts.observation_schema(tool)
         )
-        usage = Usage()
-        latency = 0.0
         problems: list[str] = []
-        attempts = 0
         for attempt in range(self.max_repairs + 1):
-            attempts = attempt + 1
+            tally.attempts = attempt + 1
             completion = await ask_world_model(
-                self.model, messages, attempts=attempts, usage=usage, latency_ms=latency,
+                self.model, messages, attempts=tally.attempts, usage=tally.usage, latency_ms=tally.latency_ms,
                 response_schema=schema, temperature=self.temperature, seed=self.seed if seed is None else seed,
-                max_tokens=self.max_tokens,
+                max_tokens=self.max_tokens, timeout=tally.remaining(),
             )
-            usage = add_usage(usage, completion.usage)
-            latency += completion.latency_ms
+            tally.usage = add_usage(tally.usage, completion.usage)
+            tally.latency_ms += completion.latency_ms
             try:
                 reply = completion.json()
             except LLMOutputError as error:
@@ -129,7 +171,7 @@ class WorldModel:
                 outcome = _check(reply, tool, scenario, state, tracked)
                 if isinstance(outcome, tuple):
                     observation, patch, new_state = outcome
-                    return Simulation(observation, patch, new_state, usage, latency, attempts)
+                    return Simulation(observation, patch, new_state, tally.usage, tally.latency_ms, tally.attempts)
                 problems = outcome
             messages = [
                 *messages,
@@ -137,26 +179,44 @@ class WorldModel:
                 {"role": "user", "content": prompts.repair_message(problems, tracked=tracked)},
             ]
         raise SimulatorError(
-            f"the world model gave no valid answer for {tool.name!r} after {attempts} attempts "
+            f"the world model gave no valid answer for {tool.name!r} after {tally.attempts} attempts "
             f"({'; '.join(problems)}); the call had no effect, retry it",
-            attempts=attempts, usage=usage, latency_ms=latency,
+            attempts=tally.attempts, usage=tally.usage, latency_ms=tally.latency_ms,
         )
+
+
+@dataclass
+class CallTally:
+    """What one tool call has spent on the world model so far, kept where the deadline can report it."""
+
+    deadline: float = DEFAULT_CALL_DEADLINE
+    started: float = 0.0
+    attempts: int = 0
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float = 0.0
+
+    def remaining(self) -> float:
+        """Seconds left for the next request: no single request may outlive the call's deadline."""
+        return max(1.0, self.deadline - (time.monotonic() - self.started))
 
 
 async def ask_world_model(model: ModelConfig, messages: list[dict[str, str]], *, attempts: int, usage: Usage,
                           latency_ms: float, **options: Any) -> Completion:
     """One world-model request; an unreachable provider or a failed request become the simulator's errors,
-    carrying what the call had cost so far."""
+    carrying what the call had cost so far. Their messages, which agents see and episodes store, name only
+    the provider's status and error type; its own text (secrets redacted) goes to the operator's log."""
     try:
         return await complete(model, messages, role="world_model", **options)
     except ProviderError as error:
+        log.warning("world model %s: %s", model.model, error)
         raise SimulatorUnavailableError(
-            f"the world model is unreachable ({error}); the call had no effect, retry it later",
+            f"the world model is unavailable (provider: {error.summary}); the call had no effect, retry it later",
             attempts=attempts, usage=usage, latency_ms=latency_ms,
         ) from error
     except LLMError as error:
+        log.warning("world model %s: %s", model.model, error)
         raise SimulatorError(
-            f"the world model request failed ({error}); the call had no effect",
+            f"the world model request failed ({type(error).__name__}); the call had no effect",
             attempts=attempts, usage=usage, latency_ms=latency_ms,
         ) from error
 

@@ -55,7 +55,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         else judge_hook(settings.judge_model)
     )
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
-                             max_argument_depth=settings.max_argument_depth)
+                             max_argument_depth=settings.max_argument_depth,
+                             call_deadline=settings.tool_call_timeout)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),

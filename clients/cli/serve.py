@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", choices=["native", "occubench"],
                         help="native (default) or occubench: OccuBench's world model, prompt faults and verifier, "
                              "read from the harness beside the --source occubench:PATH checkout")
+    parser.add_argument("--tool-call-timeout", type=float, metavar="S",
+                        help="seconds one tool call may spend on the world model, retries included; past it "
+                             "the agent gets simulator_unavailable (default 120)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="log detail on stderr (default info)")
     stdio = parser.add_argument_group("stdio episode")
@@ -170,7 +173,8 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         return _usage(str(error))
     start_importing_litellm()
     try:
-        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness)
+        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness,
+                                 **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}))
         try:
             record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or service.default_mode,
                                        episode_id=args.episode_id)
@@ -194,6 +198,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
             "host": args.host, "port": args.port, "db": args.db, "world_model": args.world_model,
             "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
             "bundled": False if args.no_bundled else None, "protocol": args.protocol,
+            "tool_call_timeout": args.tool_call_timeout,
         })
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],

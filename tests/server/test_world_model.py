@@ -194,7 +194,7 @@ async def test_a_provider_outage_is_recorded_and_the_episode_continues(sqlite_st
     assert outcome.is_error
     # An outage has its own type, apart from the `simulator_error` of a model that gave no valid answer.
     assert outcome.observation["error"]["type"] == "simulator_unavailable"
-    assert "unreachable" in outcome.observation["error"]["message"]
+    assert "unavailable (provider: HTTP 500 InternalServerError after 1 attempt)" in outcome.observation["error"]["message"]
     assert outcome.record.error == outcome.observation["error"]["message"]
     stored = await sqlite_store.load_episode(episode.id)
     assert stored.steps[0].observation["error"]["type"] == "simulator_unavailable"
