@@ -49,6 +49,11 @@ class ModelConfig:
         return self.model == LOCAL_MODEL or self.model.startswith(LOCAL_MODEL + ":")
 
     @property
+    def is_local_file(self) -> bool:
+        """`local:/path/model.gguf`: a model file on this machine, not the bundled model."""
+        return self.model.startswith(LOCAL_MODEL + ":")
+
+    @property
     def is_scripted(self) -> bool:
         return self.model.startswith("scripted/")
 

@@ -15,12 +15,15 @@ from occusim.judge import Verdict
 class CreateEpisodeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task_id: str = Field(description="A task id from GET /v1/tasks.")
-    world_model: str | None = Field(default=None, description="Model simulating the tools; service default if unset.")
+    task_id: str = Field(min_length=1, max_length=200, description="A task id from GET /v1/tasks.")
+    world_model: str | None = Field(
+        default=None, min_length=1, max_length=300,
+        description="Model simulating the tools: the service's default when unset, else one the operator offers.",
+    )
     faults: FaultMode = Field(default="E0", description="E0 clean, E1 explicit, E2 implicit, E3 mixed, or prompt.")
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
-    seed: int = 0
+    seed: int = Field(default=0, ge=-(2**63), le=2**63 - 1)
     mode: SimulationMode = "tracked"
 
     def fault_settings(self) -> FaultSettings:

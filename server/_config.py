@@ -20,6 +20,7 @@ from occusim.environments import (
     load_yaml,
     not_utf8,
 )
+from occusim.llm import ModelConfig
 
 from ._auth import fingerprint
 
@@ -28,6 +29,17 @@ LOOPBACK_NAMES = ("localhost",)
 
 class ConfigError(Exception):
     """A setting that cannot work; the message names the setting and how to fix it."""
+
+
+class ModelNotAllowedError(Exception):
+    """A request named a world model the operator does not offer."""
+
+    def __init__(self, requested: str, offered: list[str]) -> None:
+        self.requested = requested
+        self.offered = list(dict.fromkeys(offered))
+        shown = requested if len(requested) <= 80 else requested[:80] + "..."
+        super().__init__(f"world_model {shown!r} is not offered by this service; leave it unset for the default "
+                         f"or choose one of: {', '.join(self.offered)}")
 
 
 def data_dir() -> Path:
@@ -66,7 +78,11 @@ class ServiceSettings(BaseModel):
         default_factory=dict, description="Tenant name -> API key. A plain list of keys is accepted too."
     )
     no_auth: bool = Field(default=False, description="Serve without API keys; refused unless host is loopback.")
-    world_model: str | None = None
+    world_model: str | None = Field(default=None, description="The world model episodes use by default.")
+    world_models: list[str] = Field(
+        default_factory=list, description="Further world models a POST /v1/episodes may choose (litellm strings "
+        "run on the operator's credentials); by default a request may name only world_model.",
+    )
     judge_model: str | None = None
     protocol: ProtocolName = Field(
         default="native",
@@ -99,6 +115,27 @@ class ServiceSettings(BaseModel):
     @classmethod
     def _keys_as_mapping(cls, value: Any) -> Any:
         return api_key_mapping(value)
+
+    @field_validator("world_models")
+    @classmethod
+    def _no_local_files(cls, value: list[str]) -> list[str]:
+        local = [model for model in value if ModelConfig(model=model).is_local_file]
+        if local:
+            raise ValueError(f"{', '.join(local)}: a local model file can be only the default world_model, "
+                             "never one a request chooses")
+        return value
+
+    def world_model_for(self, requested: str | None, default: str) -> str | None:
+        """The world model a request may use: None (the default) or one of world_models.
+
+        `default` is the model the service resolved for world_model. Raises ModelNotAllowedError otherwise;
+        a local model file is never taken from a request.
+        """
+        if requested is None or requested in (default, self.world_model):
+            return None
+        if requested in self.world_models and not ModelConfig(model=requested).is_local_file:
+            return requested
+        raise ModelNotAllowedError(requested, [default, *self.world_models])
 
     @property
     def loopback(self) -> bool:

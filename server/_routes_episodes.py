@@ -20,6 +20,7 @@ from occusim.judge import Verdict
 from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses, unauthorized
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
+from ._config import ModelNotAllowedError
 from ._episodes import EPISODE_ID
 from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
 from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted
@@ -62,8 +63,12 @@ def episode_router(hosted: Hosted) -> APIRouter:
         body: CreateEpisodeRequest, request: Request, tenant: str | None = Depends(tenant_of)
     ) -> CreateEpisodeResponse:
         try:
+            chosen = hosted.settings.world_model_for(body.world_model, service.default_world_model().model)
+        except ModelNotAllowedError as error:
+            raise ApiError(422, "model_not_allowed", str(error)) from None
+        try:
             episode = await service.create(
-                body.task_id, world_model=body.world_model or hosted.settings.world_model,
+                body.task_id, world_model=chosen,
                 faults=body.fault_settings(), tenant=tenant,
                 mode=body.mode if "mode" in body.model_fields_set else hosted.service.default_mode,
             )

@@ -123,3 +123,33 @@ async def test_no_secret_reaches_the_store(tmp_path):
     assert episode["episode_id"].encode() in stored
     assert episode["token"].encode() not in stored
     assert API_KEYS["alice"].encode() not in stored
+
+
+async def test_a_request_chooses_only_a_world_model_the_operator_offers(tmp_path):
+    settings = hosted_settings(tmp_path, world_models=["scripted/other"])
+    with LiveServer(settings) as server:
+        async with httpx.AsyncClient(base_url=server.url, headers=server.headers()) as http:
+
+            async def create(**body: object) -> httpx.Response:
+                return await http.post("/v1/episodes", json={"task_id": CHEST_PAIN, **body})
+
+            refused = {model: await create(world_model=model) for model in
+                       ("local:/etc/shadow", "local:/no/such/file.gguf", "openai/gpt-4.1", "local")}
+            too_long = await create(world_model="openai/" + "x" * 300)
+            default, same, offered = await create(), await create(world_model="scripted/triage"), \
+                await create(world_model="scripted/other")
+            chosen = await http.get(f"/v1/episodes/{offered.json()['episode_id']}")
+
+    for model, response in refused.items():
+        assert response.status_code == 422, model
+        assert response.json()["type"] == "model_not_allowed"
+        assert response.json()["error"] == (f"world_model {model!r} is not offered by this service; leave it unset "
+                                             "for the default or choose one of: scripted/triage, scripted/other")
+    assert too_long.status_code == 422 and "world_model" in too_long.text
+    assert [r.status_code for r in (default, same, offered)] == [201, 201, 201]
+    assert chosen.json()["world_model"] == "scripted/other"
+
+
+def test_a_local_model_file_cannot_be_offered_to_requests(tmp_path):
+    with pytest.raises(ConfigError, match="local:/models/x.gguf: a local model file can be only the default"):
+        hosted_settings(tmp_path, world_models=["local:/models/x.gguf"])
