@@ -23,6 +23,9 @@ from occusim.environments import (
 from occusim.llm import ModelConfig
 
 from ._auth import fingerprint
+from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS
+from ._store import DEFAULT_MAX_OVERFLOW, DEFAULT_POOL_SIZE
+from ._world_model import DEFAULT_CALL_DEADLINE
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -72,6 +75,16 @@ class ServiceSettings(BaseModel):
     db: str = Field(default_factory=default_store_url, description="Store URL or SQLite file path.")
     db_schema: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
                                   description="PostgreSQL schema holding the tables (letters, digits, '_').")
+    db_pool_size: int = Field(default=DEFAULT_POOL_SIZE, ge=1, le=1000,
+                              description="PostgreSQL connections kept open.")
+    db_max_overflow: int = Field(
+        default=DEFAULT_MAX_OVERFLOW, ge=0, le=1000, description="Extra PostgreSQL connections opened under load; "
+        "beyond db_pool_size + db_max_overflow, requests wait for a connection.",
+    )
+    max_concurrent_calls: int = Field(
+        default=DEFAULT_MAX_CONCURRENT_CALLS, ge=1, le=100_000, description="Tool calls that may wait on a world "
+        "model at once; later ones queue before any model call is made.",
+    )
     sources: list[str] = Field(default_factory=list, description="Extra scenario sources besides the catalog.")
     bundled: bool = Field(default=True, description="Serve the bundled catalog (besides the sources).")
     api_keys: dict[str, str] = Field(
@@ -90,7 +103,7 @@ class ServiceSettings(BaseModel):
                     "from the harness beside the occubench: source.",
     )
     tool_call_timeout: float = Field(
-        default=120.0, gt=0, description="Seconds one tool call may spend on the world model, retries included; "
+        default=DEFAULT_CALL_DEADLINE, gt=0, description="Seconds one tool call may spend on the world model, retries included; "
         "past it the agent gets simulator_unavailable.",
     )
     public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")

@@ -19,9 +19,11 @@ from occusim.llm import ModelConfig
 
 from ._episode import Episode, JudgeHook
 from ._errors import EpisodeError
+from ._limits import LoopSemaphore
 from ._store import Store, utcnow
 from ._world_model import DEFAULT_CALL_DEADLINE, WorldModel
 
+DEFAULT_MAX_CONCURRENT_CALLS = 128
 EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
@@ -31,14 +33,17 @@ class EpisodeService:
     `world_model` is the default simulator (a ModelConfig or model string; None resolves
     ModelConfig.for_role("world_model") on first use). `judge`, when set, scores each submitted episode.
     `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
-    `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds.
+    `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds;
+    at most `max_concurrent_calls` tool calls wait on world models at once, later ones queue before
+    spending a model call.
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: ModelConfig | str | None = None,
                  judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2,
                  harness: HarnessPrompts | None = None, max_argument_depth: int = MAX_JSON_DEPTH,
-                 call_deadline: float = DEFAULT_CALL_DEADLINE) -> None:
+                 call_deadline: float = DEFAULT_CALL_DEADLINE,
+                 max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS) -> None:
         self.catalog = catalog
         self.harness = harness
         self.store = store
@@ -47,6 +52,7 @@ class EpisodeService:
         self.max_repairs = max_repairs
         self.max_argument_depth = max_argument_depth
         self.call_deadline = call_deadline
+        self._admission = LoopSemaphore(max_concurrent_calls)
         self._default_model = world_model
         self._world_models: dict[ModelConfig, WorldModel] = {}
         self._episodes: dict[str, Episode] = {}
@@ -72,7 +78,7 @@ class EpisodeService:
         simulator = self._world_models.get(config)
         if simulator is None:
             simulator = WorldModel(config, history_window=self.history_window, max_repairs=self.max_repairs,
-                                   deadline=self.call_deadline)
+                                   deadline=self.call_deadline, admission=self._admission)
             self._world_models[config] = simulator
         return simulator
 

@@ -26,11 +26,14 @@ from sqlalchemy.pool import StaticPool
 from occusim.environments import EpisodeRecord, EpisodeStatus, StepRecord
 
 from ._errors import EpisodeClosedError, EpisodeExistsError, EpisodeNotFoundError, StepConflictError
+from ._limits import LoopSemaphore
 from ._store_records import EpisodeSummary, Judgment
 from ._store_schema import is_current, upgrade
 from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, steps
 
 DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
+DEFAULT_POOL_SIZE = 10
+DEFAULT_MAX_OVERFLOW = 20
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -70,11 +73,14 @@ class Store:
 
     `url` is a SQLAlchemy async URL (`sqlite+aiosqlite:///path.db`, `postgresql+asyncpg://user@host/db`),
     a sync-style URL of those two, or a plain file path. `schema` (PostgreSQL only) keeps the tables in
-    their own schema, created by `init()`.
+    their own schema, created by `init()`. `pool_size` and `max_overflow` size PostgreSQL's connection
+    pool; callers beyond `pool_size + max_overflow` wait their turn here rather than fail at the pool's
+    timeout, so a step whose model call was paid is never lost to a busy database.
     """
 
     def __init__(self, url: str | os.PathLike[str] = DEFAULT_URL, *, schema: str | None = None,
-                 echo: bool = False) -> None:
+                 echo: bool = False, pool_size: int = DEFAULT_POOL_SIZE,
+                 max_overflow: int = DEFAULT_MAX_OVERFLOW, pool_timeout: float = 30.0) -> None:
         self.url = normalize_url(url)
         parsed = make_url(self.url)
         self.backend = parsed.get_backend_name()
@@ -95,13 +101,15 @@ class Store:
                 self._sqlite_path = Path(database)
             options["connect_args"] = {"timeout": 30}
         else:
-            options["pool_pre_ping"] = True
+            options.update(pool_pre_ping=True, pool_size=pool_size, max_overflow=max_overflow,
+                           pool_timeout=pool_timeout)
         engine = create_async_engine(self.url, **options)
         if self.backend == "sqlite":
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         if schema is not None:
             engine = engine.execution_options(schema_translate_map={None: schema})
         self._engine: AsyncEngine = engine
+        self._connections = LoopSemaphore(pool_size + max_overflow)
         # SQLite has one writer at a time; queueing writers here is far faster than letting its busy
         # handler sleep and poll. One lock per event loop, since a store may serve several loops.
         self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
@@ -112,14 +120,19 @@ class Store:
     async def _write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction, committed on exit (rolled back on error)."""
         if self.backend != "sqlite":
-            async with self._engine.begin() as conn:
+            async with self._connections.hold(), self._engine.begin() as conn:
                 yield conn
             return
         loop = asyncio.get_running_loop()
         lock = self._write_locks.get(loop)
         if lock is None:
             lock = self._write_locks[loop] = asyncio.Lock()
-        async with lock, self._engine.begin() as conn:
+        async with lock, self._connections.hold(), self._engine.begin() as conn:
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        async with self._connections.hold(), self._engine.connect() as conn:
             yield conn
 
     def __repr__(self) -> str:
@@ -134,7 +147,7 @@ class Store:
         try:
             if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
                 await _makedirs(self._sqlite_path.parent)
-            async with self._engine.connect() as conn:
+            async with self._read() as conn:
                 if await conn.run_sync(is_current, self.schema, self._where()):
                     return
             async with self._migrating() as conn:
@@ -243,7 +256,7 @@ class Store:
 
     async def load_episode(self, episode_id: str) -> EpisodeRecord:
         """The episode as last committed, with every step in order; raises EpisodeNotFoundError."""
-        async with self._engine.connect() as conn:
+        async with self._read() as conn:
             row = (await conn.execute(select(episodes).where(episodes.c.id == episode_id))).first()
             if row is None:
                 raise EpisodeNotFoundError(episode_id)
@@ -266,7 +279,7 @@ class Store:
             query = query.where(episodes.c.task_id == task_id)
         if tenant is not None:
             query = query.where(episodes.c.tenant == tenant)
-        async with self._engine.connect() as conn:
+        async with self._read() as conn:
             rows = (await conn.execute(query)).all()
         return [EpisodeSummary.model_validate(row._mapping) for row in rows]
 
@@ -274,7 +287,7 @@ class Store:
         query = select(func.count()).select_from(episodes)
         if status is not None:
             query = query.where(episodes.c.status == status)
-        async with self._engine.connect() as conn:
+        async with self._read() as conn:
             return int((await conn.execute(query)).scalar_one())
 
     async def expire_idle(self, before: datetime) -> list[str]:
@@ -334,7 +347,7 @@ class Store:
             .order_by(judgments.c.created_at.desc(), judgments.c.id.desc())
             .limit(1)
         )
-        async with self._engine.connect() as conn:
+        async with self._read() as conn:
             row = (await conn.execute(query)).first()
         return None if row is None else JUDGMENTS.from_row(row._mapping)
 

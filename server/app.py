@@ -48,7 +48,9 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     settings.check_exposure()
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
-    store = store if store is not None else Store(settings.db, schema=settings.db_schema)
+    store = store if store is not None else Store(settings.db, schema=settings.db_schema,
+                                                  pool_size=settings.db_pool_size,
+                                                  max_overflow=settings.db_max_overflow)
     harness = _harness(settings)
     hook = (
         occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
@@ -56,7 +58,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     )
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
                              max_argument_depth=settings.max_argument_depth,
-                             call_deadline=settings.tool_call_timeout)
+                             call_deadline=settings.tool_call_timeout,
+                             max_concurrent_calls=settings.max_concurrent_calls)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),

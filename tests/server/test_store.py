@@ -404,3 +404,28 @@ async def test_processes_opening_a_new_store_at_once_create_it_once(database):
     finally:
         for store in stores:
             await store.close()
+
+
+@pytest.mark.postgres
+async def test_more_writers_than_connections_wait_their_turn_instead_of_failing():
+    # One connection and a pool timeout far shorter than a commit under this load: before the store queued
+    # its callers, most of these writes failed with "QueuePool limit of size 1 overflow 0 reached".
+    store = Store(PG_URL, schema=f"occusim_test_{uuid.uuid4().hex[:12]}", pool_size=1, max_overflow=0,
+                  pool_timeout=0.001)
+    await store.init()
+    try:
+        ids = [f"ep-{n}" for n in range(40)]
+        await asyncio.gather(*(store.create_episode(episode(episode_id)) for episode_id in ids))
+        state = {"patients": [{"id": "P1", "priority": 1}]}
+        await asyncio.gather(*(store.append_step(episode_id, step(0), state) for episode_id in ids),
+                             *(store.load_episode(episode_id) for episode_id in ids))
+        loaded = await asyncio.gather(*(store.load_episode(episode_id) for episode_id in ids))
+    finally:
+        await store.close()
+        connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/test")
+        try:
+            await connection.execute(f'DROP SCHEMA "{store.schema}" CASCADE')
+        finally:
+            await connection.close()
+    assert [len(record.steps) for record in loaded] == [1] * len(ids)
+    assert all(record.state == state for record in loaded)
