@@ -1,0 +1,149 @@
+"""Load: many concurrent MCP sessions on one service process, and on two service processes sharing one
+PostgreSQL database, each with a deliberately small connection pool: every call answered, every step stored,
+no error. Marked `load` (deselect with -m "not load"); bounded by OCCUSIM_LOAD_SESSIONS (default 500),
+OCCUSIM_LOAD_CALLS per session (default 6) and OCCUSIM_LOAD_SECONDS (default 900). Loopback only."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+import yaml
+from mcp_kit import (
+    API_KEYS,
+    CHEST_PAIN,
+    PYTHON,
+    TOKEN_SECRET,
+    LiveServer,
+    free_port,
+    hosted_settings,
+    mcp_session,
+    server_env,
+    write_triage_source,
+)
+
+from occusim.server import Store
+
+pytestmark = [pytest.mark.load, pytest.mark.postgres]
+
+POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+SESSIONS = int(os.environ.get("OCCUSIM_LOAD_SESSIONS", "500"))
+CALLS = int(os.environ.get("OCCUSIM_LOAD_CALLS", "6"))
+SECONDS = float(os.environ.get("OCCUSIM_LOAD_SECONDS", "900"))
+# A model that takes a moment, so sessions overlap the way paid calls do; a pool far smaller than the
+# number of sessions, so the database is where they meet.
+MODEL_DELAY = "0.05"
+POOL = {"db_pool_size": 2, "db_max_overflow": 1}
+CALL_PLAN = [("list_patients", {}), ("get_patient", {"patient_id": "P2"}),
+             ("set_priority", {"patient_id": "P1", "priority": 1})]
+
+
+@pytest.fixture
+async def schema():
+    name = f"occusim_load_{uuid.uuid4().hex[:12]}"
+    yield name
+    connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/test")
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    finally:
+        await connection.close()
+
+
+async def _session(http: httpx.AsyncClient, base: str) -> str:
+    created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
+                              headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    async with mcp_session(body["mcp_url"], body["token"]) as client:
+        for number in range(CALLS):
+            tool, arguments = CALL_PLAN[number % len(CALL_PLAN)]
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result
+        submitted = await client.call_tool("submit_result", {"answer": "P1 is priority 1"})
+        assert not submitted.is_error, submitted
+    return body["episode_id"]
+
+
+async def _run_sessions(bases: list[str]) -> list[str]:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(SECONDS), limits=limits) as http:
+        async with asyncio.timeout(SECONDS):
+            outcomes = await asyncio.gather(
+                *(_session(http, bases[n % len(bases)]) for n in range(SESSIONS)), return_exceptions=True
+            )
+    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    assert not failures, f"{len(failures)} of {SESSIONS} sessions failed, first: {failures[0]!r}"
+    return [outcome for outcome in outcomes if isinstance(outcome, str)]
+
+
+async def _assert_all_stored(schema: str, episode_ids: list[str]) -> None:
+    async with Store(POSTGRES, schema=schema) as store:
+        records = await asyncio.gather(*(store.load_episode(episode_id) for episode_id in episode_ids))
+    assert len(records) == SESSIONS
+    for record in records:
+        assert record.status in ("submitted", "judged")
+        assert len(record.steps) == CALLS and not any(step.is_error for step in record.steps)
+
+
+async def test_one_process_serves_every_session_without_error(tmp_path, schema, monkeypatch):
+    monkeypatch.setenv("OCCUSIM_TEST_MODEL_DELAY", MODEL_DELAY)
+    settings = hosted_settings(tmp_path, db=POSTGRES, db_schema=schema, world_model="scripted/triage-slow", **POOL)
+    with LiveServer(settings) as server:
+        episode_ids = await _run_sessions([server.url])
+    await _assert_all_stored(schema, episode_ids)
+
+
+async def test_two_processes_sharing_postgresql_serve_every_session_without_error(tmp_path, schema):
+    source = write_triage_source(tmp_path)
+    config = tmp_path / "service.yaml"
+    config.write_text(yaml.safe_dump({
+        "db": POSTGRES, "db_schema": schema, "api_keys": API_KEYS, "token_secret": TOKEN_SECRET,
+        "world_model": "scripted/triage-slow", "expire_every_seconds": 3600, **POOL,
+    }))
+    async with Store(POSTGRES, schema=schema):
+        pass  # the tables exist before either process starts, as after a deployment's migration step
+    ports = [free_port(), free_port()]
+    logs = [tmp_path / f"service-{port}.log" for port in ports]
+    servers = [_start_service(tmp_path, config, source, port, log) for port, log in zip(ports, logs, strict=True)]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
+    try:
+        await _wait_healthy(bases, servers)
+        episode_ids = await _run_sessions(bases)
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=60)
+    await _assert_all_stored(schema, episode_ids)
+    for log in logs:
+        text = log.read_text()
+        assert "Traceback" not in text and " ERROR " not in text, text[-2000:]
+
+
+def _start_service(tmp_path: Path, config: Path, source: Path, port: int, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [PYTHON, "-m", "occusim", "serve", "--http", "--config", str(config), "--source", str(source),
+         "--no-bundled", "--port", str(port), "--log-level", "warning"],
+        env=server_env(tmp_path, OCCUSIM_TEST_MODEL_DELAY=MODEL_DELAY), stderr=log.open("w"),
+    )
+
+
+async def _wait_healthy(bases: list[str], servers: list[subprocess.Popen]) -> None:
+    deadline = time.monotonic() + 60
+    async with httpx.AsyncClient() as http:
+        for base, server in zip(bases, servers, strict=True):
+            while True:
+                assert server.poll() is None, f"the service on {base} exited with {server.returncode}"
+                assert time.monotonic() < deadline, f"the service on {base} did not start"
+                try:
+                    if (await http.get(f"{base}/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.2)
