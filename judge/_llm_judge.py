@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from occusim.environments import EpisodeRecord, Exemplar, LlmItem, Scenario, Task, Usage
-from occusim.llm import LLMError, LLMOutputError, ModelConfig, complete, sum_usage
+from occusim.llm import LLMError, LLMOutputError, ModelConfig, ProviderError, complete, sum_usage
 
 from ._errors import JudgeModelError
 from ._prompt import JudgedCheck, build_messages, response_schema
@@ -15,6 +16,8 @@ from ._scoring import item_passed
 from ._settings import JudgeSettings
 from ._verdict import ItemVerdict, Vote
 from ._voting import read_vote, tally, vote_orders, vote_seed
+
+log = logging.getLogger("occusim.judge")
 
 
 @dataclass
@@ -73,9 +76,12 @@ async def judge_llm_items(
                 # The model answered, just not in a usable shape: an abstention, asked again, not an outage.
                 read = read_vote(error.text or "", vote, ordered, step_indexes)
             except LLMError as error:
+                # The provider's own text (redacted) is for the operator's log; callers get its status and type.
+                log.warning("judge model %s, task %s, vote %d: %s", model.model, task.id, vote + 1, error)
+                detail = f"provider: {error.summary}" if isinstance(error, ProviderError) else str(error)
                 raise JudgeModelError(
                     f"the judge model {model.model!r} failed on task {task.id!r} (vote {vote + 1} of {votes}): "
-                    f"{error}"
+                    f"{detail}"
                 ) from error
             else:
                 spent.append(completion.usage)

@@ -102,9 +102,10 @@ class LiveServer:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(url: str, token: str | None, mode: str = MODERN) -> AsyncIterator[Client]:
+async def mcp_session(url: str, token: str | None, mode: str = MODERN,
+                      read_timeout: float = 60.0) -> AsyncIterator[Client]:
     """An SDK client on an episode's MCP URL: mode MODERN (no session id) or LEGACY (initialize handshake)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0)) as http:
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(read_timeout)) as http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client

@@ -174,3 +174,19 @@ def test_the_agent_uses_the_tool_and_prompt_names_the_server_publishes():
 
     assert (_conversation.SUBMIT_TOOL, _conversation.TASK_PROMPT) == (occusim.server.SUBMIT_TOOL,
                                                                       occusim.server.TASK_PROMPT)
+
+
+async def test_a_malformed_answer_of_the_agents_provider_is_an_infra_failure(service: EpisodeService,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    from provider_stub import Reply, provider_stub
+
+    from occusim.clients._batch import infra_failure
+    from occusim.llm import ProviderError
+
+    monkeypatch.setenv("OCCUSIM_LLM_RETRIES", "2")
+    with provider_stub(Reply({"id": "x", "object": "chat.completion", "choices": []})) as stub:
+        with pytest.raises(ProviderError) as raised:
+            await play(service, LLMAgent(stub.model, cache=False))
+
+    assert len(stub.requests) == 2
+    assert infra_failure(raised.value)  # retried by the batch runner, reported as infra_error, never scored

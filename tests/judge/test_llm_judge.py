@@ -279,6 +279,21 @@ async def test_provider_failure_raises_instead_of_scoring(task, record, monkeypa
         await judge(task, record, model=model.model, votes=2)
 
 
+async def test_a_malformed_judge_answer_is_an_outage_with_a_sanitised_message(task, record, monkeypatch) -> None:
+    from provider_stub import STUB_KEY, Reply, completion_body, provider_stub
+
+    monkeypatch.setenv("OCCUSIM_LLM_RETRIES", "2")
+    with provider_stub(Reply(completion_body(None, finish_reason="length"))) as stub:
+        with pytest.raises(JudgeModelError, match=r"provider: ProviderAnswerError after 2 attempts"):
+            await judge(task, record, model=stub.model, votes=1)
+    assert len(stub.requests) == 2
+    body = {"error": {"message": f"Incorrect API key provided: {STUB_KEY}", "type": "invalid_request_error"}}
+    with provider_stub(Reply(body, status=401)) as stub:
+        with pytest.raises(JudgeModelError) as raised:
+            await judge(task, record, model=stub.model, votes=1)
+    assert "HTTP 401 AuthenticationError" in str(raised.value) and STUB_KEY not in str(raised.value)
+
+
 async def test_invalid_arguments_are_refused(task, record) -> None:
     with pytest.raises(JudgeError, match="votes must be between 1 and 15"):
         await judge(task, record, votes=0)

@@ -1,7 +1,10 @@
 """Load: many concurrent MCP sessions on one service process, and on two service processes sharing one
 PostgreSQL database, each with a deliberately small connection pool: every call answered, every step stored,
 no error. Marked `load` (deselect with -m "not load"); bounded by OCCUSIM_LOAD_SESSIONS (default 500),
-OCCUSIM_LOAD_CALLS per session (default 6) and OCCUSIM_LOAD_SECONDS (default 900). Loopback only."""
+OCCUSIM_LOAD_CALLS per session (default 6) and OCCUSIM_LOAD_SECONDS (default 900). Loopback only.
+
+Under load a saturated service queues calls rather than failing them, so the clients here wait as long as
+the whole test may take; a client with a short read timeout would give up on calls that still succeed."""
 
 from __future__ import annotations
 
@@ -61,7 +64,7 @@ async def _session(http: httpx.AsyncClient, base: str) -> str:
                               headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
     assert created.status_code == 201, created.text
     body = created.json()
-    async with mcp_session(body["mcp_url"], body["token"]) as client:
+    async with mcp_session(body["mcp_url"], body["token"], read_timeout=SECONDS) as client:
         for number in range(CALLS):
             tool, arguments = CALL_PLAN[number % len(CALL_PLAN)]
             result = await client.call_tool(tool, arguments)
