@@ -119,6 +119,10 @@ class ServiceSettings(BaseModel):
     episode_idle_seconds: float = Field(default=1800.0, gt=0, description="Open episodes idle this long expire.")
     expire_every_seconds: float = Field(default=60.0, gt=0)
     drain_seconds: float = Field(default=30.0, ge=0, description="How long shutdown waits for requests.")
+    keep_alive_seconds: float = Field(
+        default=75.0, gt=0, description="How long an idle HTTP connection stays open. Longer than clients "
+        "wait between calls under load, so a client never sends a call on a connection being closed.",
+    )
     token_secret: str | None = Field(
         default=None, min_length=16,
         description="Key that signs episode tokens, at least 16 characters; every process sharing a store needs the same.",

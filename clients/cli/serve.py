@@ -221,6 +221,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
         timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
+        timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
     )
     await uvicorn.Server(config).serve()
     return 0

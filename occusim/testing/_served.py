@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import socket
 import sys
@@ -80,7 +81,8 @@ class LiveServer:
         self.app = create_app(settings, catalog=catalog if catalog is not None else triage_catalog())
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
+                                timeout_keep_alive=math.ceil(settings.keep_alive_seconds))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
 
