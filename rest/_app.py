@@ -19,7 +19,7 @@ from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
 
 _ERROR_TEXT = {
     400: "The body is not JSON, or holds what no record can (NUL, lone surrogates, nesting over 128 levels)",
-    401: "Missing or wrong credentials", 404: "Not found", 409: "Conflict",
+    401: "Missing or wrong credentials", 403: "Not offered to this API key", 404: "Not found", 409: "Conflict",
     413: "Body too large", 415: "The body is not sent as application/json", 422: "Invalid request",
     502: "A model could not be reached",
 }

@@ -23,7 +23,8 @@ class CreateEpisodeRequest(BaseModel):
     faults: FaultMode = Field(default="E0", description="E0 clean, E1 explicit, E2 implicit, E3 mixed, or prompt.")
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
-    seed: int = Field(default=0, ge=-(2**63), le=2**63 - 1)
+    # The integers every JSON reader holds exactly (IEEE doubles), so the seed survives any client.
+    seed: int = Field(default=0, ge=-(2**53 - 1), le=2**53 - 1)
     mode: SimulationMode = "tracked"
 
     def fault_settings(self) -> FaultSettings:

@@ -57,7 +57,7 @@ def episode_router(hosted: Hosted) -> APIRouter:
     @router.post(
         "/v1/episodes", status_code=201, summary="Start an episode of a task",
         description="Returns the episode's MCP URL and the bearer token that URL requires.",
-        responses=error_responses(*BODY_ERRORS, 401, 404),
+        responses=error_responses(*BODY_ERRORS, 401, 403, 404),
     )
     async def create_episode(
         body: CreateEpisodeRequest, request: Request, tenant: str | None = Depends(tenant_of)
@@ -65,7 +65,7 @@ def episode_router(hosted: Hosted) -> APIRouter:
         try:
             chosen = hosted.settings.world_model_for(body.world_model, service.default_world_model().model)
         except ModelNotAllowedError as error:
-            raise ApiError(422, "model_not_allowed", str(error)) from None
+            raise ApiError(403, "model_not_allowed", str(error)) from None
         try:
             episode = await service.create(
                 body.task_id, world_model=chosen,

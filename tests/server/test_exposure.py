@@ -141,7 +141,7 @@ async def test_a_request_chooses_only_a_world_model_the_operator_offers(tmp_path
             chosen = await http.get(f"/v1/episodes/{offered.json()['episode_id']}")
 
     for model, response in refused.items():
-        assert response.status_code == 422, model
+        assert response.status_code == 403, model
         assert response.json()["type"] == "model_not_allowed"
         assert response.json()["error"] == (f"world_model {model!r} is not offered by this service; leave it unset "
                                              "for the default or choose one of: scripted/triage, scripted/other")
