@@ -18,6 +18,7 @@ from ._judges import (
 from ._occubench import occubench_sample_path
 from ._postgres import POSTGRES_URL
 from ._prompts import tracked_call
+from ._provider import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
 from ._runs import TOOLS, synthetic_rows, transcript, write_run
 from ._served import (
@@ -47,6 +48,12 @@ from ._triage import (
 )
 
 __all__ = [
+    "HANG",
+    "STUB_KEY",
+    "ProviderStub",
+    "Reply",
+    "completion_body",
+    "provider_stub",
     "API_KEYS",
     "CHEST_PAIN",
     "LEGACY",

@@ -280,7 +280,7 @@ async def test_provider_failure_raises_instead_of_scoring(task, record, monkeypa
 
 
 async def test_a_malformed_judge_answer_is_an_outage_with_a_sanitised_message(task, record, monkeypatch) -> None:
-    from provider_stub import STUB_KEY, Reply, completion_body, provider_stub
+    from occusim.testing import STUB_KEY, Reply, completion_body, provider_stub
 
     monkeypatch.setenv("OCCUSIM_LLM_RETRIES", "2")
     with provider_stub(Reply(completion_body(None, finish_reason="length"))) as stub:

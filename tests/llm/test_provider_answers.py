@@ -4,9 +4,9 @@ and told apart from the caller's own mistakes; the provider's text reaches the o
 from __future__ import annotations
 
 import pytest
-from provider_stub import STUB_KEY, Reply, completion_body, provider_stub
 
 from occusim.llm import ProviderAnswerError, ProviderError, RetryPolicy, complete
+from occusim.testing import STUB_KEY, Reply, completion_body, provider_stub
 
 USER = [{"role": "user", "content": "ping"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)

@@ -19,9 +19,12 @@ import asyncpg
 import httpx
 import pytest
 import yaml
-from mcp_kit import (
+
+from occusim.server import Store
+from occusim.testing import (
     API_KEYS,
     CHEST_PAIN,
+    POSTGRES_URL,
     PYTHON,
     TOKEN_SECRET,
     LiveServer,
@@ -32,11 +35,8 @@ from mcp_kit import (
     write_triage_source,
 )
 
-from occusim.server import Store
-
 pytestmark = [pytest.mark.load, pytest.mark.postgres]
 
-POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 SESSIONS = int(os.environ.get("OCCUSIM_LOAD_SESSIONS", "500"))
 CALLS = int(os.environ.get("OCCUSIM_LOAD_CALLS", "6"))
 SECONDS = float(os.environ.get("OCCUSIM_LOAD_SECONDS", "900"))
@@ -52,7 +52,7 @@ CALL_PLAN = [("list_patients", {}), ("get_patient", {"patient_id": "P2"}),
 async def schema():
     name = f"occusim_load_{uuid.uuid4().hex[:12]}"
     yield name
-    connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/test")
+    connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
     try:
         await connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
     finally:
@@ -87,7 +87,7 @@ async def _run_sessions(bases: list[str]) -> list[str]:
 
 
 async def _assert_all_stored(schema: str, episode_ids: list[str]) -> None:
-    async with Store(POSTGRES, schema=schema) as store:
+    async with Store(POSTGRES_URL, schema=schema) as store:
         records = await asyncio.gather(*(store.load_episode(episode_id) for episode_id in episode_ids))
     assert len(records) == SESSIONS
     for record in records:
@@ -97,7 +97,7 @@ async def _assert_all_stored(schema: str, episode_ids: list[str]) -> None:
 
 async def test_one_process_serves_every_session_without_error(tmp_path, schema, monkeypatch):
     monkeypatch.setenv("OCCUSIM_TEST_MODEL_DELAY", MODEL_DELAY)
-    settings = hosted_settings(tmp_path, db=POSTGRES, db_schema=schema, world_model="scripted/triage-slow", **POOL)
+    settings = hosted_settings(tmp_path, db=POSTGRES_URL, db_schema=schema, world_model="scripted/triage-slow", **POOL)
     with LiveServer(settings) as server:
         episode_ids = await _run_sessions([server.url])
     await _assert_all_stored(schema, episode_ids)
@@ -107,10 +107,10 @@ async def test_two_processes_sharing_postgresql_serve_every_session_without_erro
     source = write_triage_source(tmp_path)
     config = tmp_path / "service.yaml"
     config.write_text(yaml.safe_dump({
-        "db": POSTGRES, "db_schema": schema, "api_keys": API_KEYS, "token_secret": TOKEN_SECRET,
+        "db": POSTGRES_URL, "db_schema": schema, "api_keys": API_KEYS, "token_secret": TOKEN_SECRET,
         "world_model": "scripted/triage-slow", "expire_every_seconds": 3600, **POOL,
     }))
-    async with Store(POSTGRES, schema=schema):
+    async with Store(POSTGRES_URL, schema=schema):
         pass  # the tables exist before either process starts, as after a deployment's migration step
     ports = [free_port(), free_port()]
     logs = [tmp_path / f"service-{port}.log" for port in ports]

@@ -7,10 +7,9 @@ from __future__ import annotations
 import logging
 
 import pytest
-from provider_stub import HANG, STUB_KEY, Reply, completion_body, provider_stub
-from runtime_kit import CHEST_PAIN, sqlite_store_fixture, triage_catalog  # noqa: F401
 
 from occusim.server import EpisodeService
+from occusim.testing import CHEST_PAIN, HANG, STUB_KEY, Reply, completion_body, provider_stub, triage_catalog
 
 
 @pytest.fixture(autouse=True)

@@ -422,7 +422,7 @@ async def test_more_writers_than_connections_wait_their_turn_instead_of_failing(
         loaded = await asyncio.gather(*(store.load_episode(episode_id) for episode_id in ids))
     finally:
         await store.close()
-        connection = await asyncpg.connect("postgresql://postgres@127.0.0.1:5432/test")
+        connection = await asyncpg.connect(PG_DSN)
         try:
             await connection.execute(f'DROP SCHEMA "{store.schema}" CASCADE')
         finally:

@@ -1,4 +1,5 @@
-"""A loopback OpenAI-compatible provider that answers from a script: real HTTP, reached through litellm."""
+"""A loopback OpenAI-compatible provider that answers from a script (malformed, failing or hanging too):
+real HTTP, reached through litellm."""
 
 from __future__ import annotations
 
