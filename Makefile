@@ -12,7 +12,7 @@ INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
 # file runs on one worker (--dist loadfile), so a module's shared fixture (a batch run, a server) starts once.
 TEST_WORKERS ?= auto
 # Slow suites (a pytest marker expression) that `make test` leaves out unless SLOW=1, as CI sets it.
-SLOW_TESTS := local_model
+SLOW_TESTS := local_model or load
 PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
 .PHONY: setup demo test lint typecheck bench clean inspector
