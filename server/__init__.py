@@ -15,14 +15,16 @@ from ._errors import (
     SimulatorUnavailableError,
     StepConflictError,
     StepLimitError,
+    StoreError,
+    StoreUnavailableError,
+    StoreVersionError,
     UnknownToolError,
 )
 from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
-from ._store import EpisodeSummary, Judgment, Store, StoreUnavailableError
-from ._store_schema import StoreVersionError
+from ._store import EpisodeSummary, Judgment, Store
 from ._world_model import Simulation, WorldModel
 from .app import create_app
 
@@ -66,6 +68,7 @@ __all__ = [
     "StepOutcome",
     "SubmitRequest",
     "Store",
+    "StoreError",
     "StoreUnavailableError",
     "StoreVersionError",
     "UnknownToolError",

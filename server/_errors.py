@@ -131,3 +131,15 @@ class StepConflictError(EpisodeError):
         super().__init__(
             f"episode {episode_id} advanced elsewhere while step {index} was running; repeat the call"
         )
+
+
+class StoreError(Exception):
+    """The episode store cannot be used as it is; the message says which store and what to do."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store could not be opened: the database server is down or unreachable, or the file cannot be made."""
+
+
+class StoreVersionError(StoreError):
+    """The database holds a store this release cannot open: written by a later release, or not a whole store."""

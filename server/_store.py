@@ -25,7 +25,13 @@ from sqlalchemy.pool import StaticPool
 
 from occusim.environments import EpisodeRecord, EpisodeStatus, StepRecord
 
-from ._errors import EpisodeClosedError, EpisodeExistsError, EpisodeNotFoundError, StepConflictError
+from ._errors import (
+    EpisodeClosedError,
+    EpisodeExistsError,
+    EpisodeNotFoundError,
+    StepConflictError,
+    StoreUnavailableError,
+)
 from ._limits import LoopSemaphore
 from ._store_records import EpisodeSummary, Judgment
 from ._store_schema import is_current, upgrade
@@ -35,10 +41,6 @@ DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
 DEFAULT_POOL_SIZE = 10
 DEFAULT_MAX_OVERFLOW = 20
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-
-
-class StoreUnavailableError(Exception):
-    """The store could not be opened: the database server is down or unreachable, or the file cannot be made."""
 
 
 def normalize_url(url: str | os.PathLike[str]) -> str:

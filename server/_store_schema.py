@@ -13,15 +13,13 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect
 
+from ._errors import StoreVersionError
+
 MIGRATIONS = Path(__file__).with_name("_migrations")
 VERSION_TABLE = "occusim_version"
 # occusim 0.1.0 created these tables without a version table; that layout is revision 0001.
 RELEASE_0_1_0_REVISION = "0001"
 RELEASE_0_1_0_TABLES = frozenset({"episodes", "steps", "judgments"})
-
-
-class StoreVersionError(Exception):
-    """The database holds a store this release cannot open: written by a later release, or not a whole store."""
 
 
 @functools.cache

@@ -92,4 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("occusim: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        # A store that cannot be used (unreachable, or written by a later release) is the user's to fix.
+        # Such an error means the server package is loaded, so looking it up here costs nothing.
+        server = sys.modules.get("occusim.server")
+        if server is not None and isinstance(error, server.StoreError):
+            print(f"occusim {name}: {error}", file=sys.stderr)
+            return 2
+        raise
     return int(result or 0)

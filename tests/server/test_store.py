@@ -429,3 +429,20 @@ async def test_more_writers_than_connections_wait_their_turn_instead_of_failing(
             await connection.close()
     assert [len(record.steps) for record in loaded] == [1] * len(ids)
     assert all(record.state == state for record in loaded)
+
+
+async def test_the_command_line_refuses_a_newer_store_with_its_message_not_a_traceback(tmp_path, capsys):
+    from occusim.clients.cli import main
+
+    path = tmp_path / "later.db"
+    async with Store(path) as store:
+        await store.create_episode(episode())
+        table = sa.table("occusim_version", sa.column("version_num"))
+        async with store._engine.begin() as conn:
+            await conn.execute(sa.update(table).values(version_num="0999"))
+
+    # The command runs its own event loop, so it runs in a thread here.
+    code = await asyncio.to_thread(main, ["judge", "ep-1", "--db", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("occusim judge: the store ") and "store revision 0999" in err
+    assert "Upgrade occusim" in err and "Traceback" not in err
