@@ -27,7 +27,7 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from occusim.clients import RunConfig, compute_metrics, run_batch  # noqa: E402
-from occusim.environments import Catalog, Scenario  # noqa: E402
+from occusim.environments import SUBMIT_TOOL, Catalog, Scenario  # noqa: E402
 from occusim.llm import ScriptedReply, scripted_model  # noqa: E402
 
 LATENCY = float(os.environ.get("BENCH_LATENCY", "5.0"))
@@ -79,7 +79,7 @@ async def agent(messages: list[dict], request: dict) -> ScriptedReply:
     plan = ["get_parcel", "mark_delivered"]
     if done < len(plan):
         return ScriptedReply(tool_calls=[{"name": plan[done], "arguments": {"parcel_id": "P1"}}])
-    return ScriptedReply(tool_calls=[{"name": "submit_result", "arguments": {"answer": "P1 delivered"}}])
+    return ScriptedReply(tool_calls=[{"name": SUBMIT_TOOL, "arguments": {"answer": "P1 delivered"}}])
 
 
 async def world(messages: list[dict], request: dict) -> dict:

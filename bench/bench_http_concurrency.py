@@ -12,6 +12,8 @@ from _served import API_KEY, TASK, percentile, served
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from occusim.environments import SUBMIT_TOOL
+
 EPISODES = 200
 CALLS = [
     ("list_patients", {}),
@@ -47,7 +49,7 @@ async def drive(url: str, rest: httpx.AsyncClient, number: int, start: asyncio.E
                     answered += 1
                     if result.is_error:
                         errors.append(f"{tool}: {result.content[0].text}")
-                submitted = await client.call_tool("submit_result", {"answer": "P1 set to priority 1"})
+                submitted = await client.call_tool(SUBMIT_TOOL, {"answer": "P1 set to priority 1"})
                 if submitted.is_error:
                     errors.append(f"submit: {submitted.content[0].text}")
     except Exception as error:  # counted, not raised: the run reports every failure

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from occusim.environments import Catalog, Task, apply_json_patch, canonical_json, load_catalog
+from occusim.environments import SUBMIT_TOOL, Catalog, Task, apply_json_patch, canonical_json, load_catalog
 from occusim.llm import ScriptedReply, scripted_model
 
 from ._prompts import tracked_call
@@ -94,4 +94,4 @@ class ScriptedAgent:
 
 
 def _submit(answer: str) -> ScriptedReply:
-    return ScriptedReply(tool_calls=[{"id": "final", "name": "submit_result", "arguments": {"answer": answer}}])
+    return ScriptedReply(tool_calls=[{"id": "final", "name": SUBMIT_TOOL, "arguments": {"answer": answer}}])

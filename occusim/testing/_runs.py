@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from occusim.clients import ResultRow, RunConfig, RunDir
-from occusim.environments import FaultMode
+from occusim.environments import SUBMIT_TOOL, FaultMode
 from occusim.judge import ItemVerdict, Verdict
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_dispute", "description": "Read a dispute.", "parameters": {
         "type": "object", "properties": {"dispute_id": {"type": "string"}}, "required": ["dispute_id"]}}},
-    {"type": "function", "function": {"name": "submit_result", "description": "Finish.", "parameters": {
+    {"type": "function", "function": {"name": SUBMIT_TOOL, "description": "Finish.", "parameters": {
         "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}}},
 ]
 
@@ -28,7 +28,7 @@ def transcript(task_id: str, answer: str, *, degraded: bool = False) -> list[dic
             {"id": "c0", "type": "function", "function": {"name": "get_dispute", "arguments": '{"dispute_id": "D-1"}'}}]},
         {"role": "tool", "tool_call_id": "c0", "content": json.dumps(observation)},
         {"role": "assistant", "content": "Checked.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "submit_result",
+            {"id": "c1", "type": "function", "function": {"name": SUBMIT_TOOL,
                                                           "arguments": json.dumps({"answer": answer})}}]},
         {"role": "tool", "tool_call_id": "c1", "content": '{"status": "submitted"}'},
     ]
