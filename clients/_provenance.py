@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +32,8 @@ class Provenance(BaseModel):
         default_factory=dict, description="Role -> version (hash) of the prompt templates it was given.")
     harness_files: dict[str, str] = Field(
         default_factory=dict, description="OccuBench harness file path -> sha256, under --protocol occubench.")
+    judge_settings: dict[str, Any] = Field(
+        default_factory=dict, description="How the native judge samples and counts votes (OCCUSIM_JUDGE_*).")
 
 
 def text_version(text: str | bytes) -> str:
@@ -66,9 +69,11 @@ def prompt_versions() -> dict[str, str]:
 def current_provenance(given: Provenance | None = None) -> Provenance:
     """`given` (protocol, harness files) completed with this occusim's version and prompt versions."""
     from occusim import __version__
+    from occusim.judge import JudgeSettings
 
     base = given or Provenance()
-    return base.model_copy(update={"occusim_version": __version__, "prompt_versions": prompt_versions()})
+    return base.model_copy(update={"occusim_version": __version__, "prompt_versions": prompt_versions(),
+                                   "judge_settings": JudgeSettings.from_env().model_dump(mode="json")})
 
 
 def provenance_changes(before: Provenance | None, after: Provenance | None) -> list[str]:
@@ -83,7 +88,7 @@ def provenance_changes(before: Provenance | None, after: Provenance | None) -> l
     for name in ("protocol", "occusim_version"):
         if getattr(before, name) != getattr(after, name):
             changes.append(f"{name}: {getattr(before, name)!r} -> {getattr(after, name)!r}")
-    for name in ("prompt_versions", "harness_files"):
+    for name in ("prompt_versions", "harness_files", "judge_settings"):
         old, new = getattr(before, name), getattr(after, name)
         for key in sorted(old.keys() | new.keys()):
             if old.get(key) != new.get(key):

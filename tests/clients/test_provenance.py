@@ -109,3 +109,17 @@ def test_run_records_provenance_and_refuses_to_resume_under_another_prompt(
     assert run_cli(out, *models) == 2
     assert "prompt_versions[agent]:" in capsys.readouterr().err
     assert load_rows(out)[0].provenance == recorded.provenance  # run.json was left as it was
+
+
+def test_the_judge_settings_are_part_of_the_provenance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OCCUSIM_JUDGE_REASKS", raising=False)
+    before = current_provenance()
+    assert before.judge_settings["reasks"] == 2 and before.judge_settings["temperature"] is None
+    folder = RunDir(tmp_path)
+    folder.write_config(RunConfig(agent_model="a", world_model="w", judge_model="j", provenance=before))
+
+    monkeypatch.setenv("OCCUSIM_JUDGE_REASKS", "5")
+    with pytest.raises(RunError) as error:
+        folder.check_resumable(RunConfig(agent_model="a", world_model="w", judge_model="j",
+                                         provenance=current_provenance()))
+    assert "judge_settings[reasks]: 2 -> 5" in str(error.value)
