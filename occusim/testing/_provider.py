@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +26,9 @@ class Reply:
 
 HANG = object()  # a reply that never comes: the request is held until the stub shuts down
 
+# How a stub answers: (1-based request number, request body, bearer key) -> a Reply or HANG.
+Answer = Callable[[int, dict[str, Any], str], "Reply | object"]
+
 
 def completion_body(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
     return {
@@ -36,10 +39,11 @@ def completion_body(content: str | None, finish_reason: str = "stop") -> dict[st
 
 
 class ProviderStub:
-    """Answers POST /v1/chat/completions with `replies` in order, repeating the last; counts requests."""
+    """Answers each POST /v1/chat/completions with `answer` (called in arrival order, one at a time) and
+    keeps every request body."""
 
-    def __init__(self, replies: list[Reply | object]) -> None:
-        self.replies = list(replies)
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
         self.requests: list[dict[str, Any]] = []
         self._released = threading.Event()
         self._lock = threading.Lock()
@@ -49,9 +53,10 @@ class ProviderStub:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 payload = json.loads(self.rfile.read(length) or b"{}")
+                key = (self.headers.get("authorization") or "").removeprefix("Bearer ")
                 with stub._lock:
                     stub.requests.append(payload)
-                    reply = stub.replies[min(len(stub.requests), len(stub.replies)) - 1]
+                    reply = stub.answer(len(stub.requests), payload, key)
                 if reply is HANG:
                     stub._released.wait()
                     return
@@ -70,9 +75,13 @@ class ProviderStub:
         self._server.daemon_threads = True
 
     @property
+    def url(self) -> str:
+        """The OpenAI-compatible base URL."""
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
+
+    @property
     def model(self) -> ModelConfig:
-        return ModelConfig(model="openai/stub", api_base=f"http://127.0.0.1:{self._server.server_port}/v1",
-                           api_key=STUB_KEY)
+        return ModelConfig(model="openai/stub", api_base=self.url, api_key=STUB_KEY)
 
     @contextmanager
     def running(self) -> Iterator[ProviderStub]:
@@ -88,5 +97,7 @@ class ProviderStub:
 
 @contextmanager
 def provider_stub(*replies: Reply | object) -> Iterator[ProviderStub]:
-    with ProviderStub(list(replies)).running() as stub:
+    """A running stub that gives `replies` in order, repeating the last."""
+    script = list(replies)
+    with ProviderStub(lambda number, _body, _key: script[min(number, len(script)) - 1]).running() as stub:
         yield stub

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from occusim.testing import ProviderStub, Reply
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 
@@ -35,17 +35,16 @@ class RecordingEndpoint:
     tags: tuple[str, str] = ("", "")
     requests: list[Recorded] = field(default_factory=list)
     _seen: Counter[str] = field(default_factory=Counter)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def of(self, key: str, model: str) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if r.key == key and r.body.get("model") == model]
 
     def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one request; the stub serving the endpoint calls it one request at a time."""
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        with self._lock:
-            self.requests.append(Recorded(key, body))
-            self._seen[key + digest] += 1
-            ask = self._seen[key + digest]
+        self.requests.append(Recorded(key, body))
+        self._seen[key + digest] += 1
+        ask = self._seen[key + digest]
         model = body.get("model")
         if model == AGENT:
             return _agent(body)
@@ -122,28 +121,6 @@ def recording_endpoint(observation_pattern: str) -> Iterator[RecordingEndpoint]:
     """
     opening, _, closing = observation_pattern.partition("(.*?)")
     endpoint = RecordingEndpoint(tags=(opening, closing))
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            data = json.dumps(endpoint.reply(key, body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    endpoint.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with ProviderStub(lambda _number, body, key: Reply(endpoint.reply(key, body))).running() as stub:
+        endpoint.url = stub.url
         yield endpoint
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -5,23 +5,15 @@ from the response cache without a single request."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from occusim.clients import RunConfig, run_batch
 from occusim.llm import ResponseCache, ScriptedReply, set_default_cache
-from occusim.testing import TASK_A, ReplayWorld, ScriptedAgent, passing_judge
+from occusim.testing import TASK_A, ProviderStub, ReplayWorld, Reply, ScriptedAgent, passing_judge
 
 
 class FakeProvider:
@@ -30,24 +22,20 @@ class FakeProvider:
 
     def __init__(self, responders: dict[str, Any]) -> None:
         self.responders = responders
-        self.requests: list[dict[str, Any]] = []
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.stub = ProviderStub(self._complete)
 
     @property
     def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self.stub.url
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.stub.requests
 
     def of(self, model: str) -> list[dict[str, Any]]:
         return [body for body in self.requests if body["model"] == model]
 
-    async def _complete(self, request: Request) -> JSONResponse:
-        body = await request.json()
-        self.requests.append(body)
+    def _complete(self, number: int, body: dict[str, Any], _key: str) -> Reply:
         answer = self.responders[body["model"]](body["messages"], body)
         reply = answer if isinstance(answer, ScriptedReply) else ScriptedReply(text=json.dumps(answer))
         calls = [{"id": call.get("id") or f"call_{n}", "type": "function",
@@ -56,29 +44,18 @@ class FakeProvider:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if calls:
             message["tool_calls"] = calls
-        return JSONResponse({
-            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": body["model"],
+        return Reply({
+            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         })
-
-    def __enter__(self) -> FakeProvider:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the fake provider did not start"
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
 
 
 @pytest.fixture
 def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
     agent = ScriptedAgent(lambda task_id, seed: "replay")
-    with FakeProvider({"fake-world": ReplayWorld(), "fake-agent": agent}) as fake:
+    fake = FakeProvider({"fake-world": ReplayWorld(), "fake-agent": agent})
+    with fake.stub.running():
         for role in ("WORLD_MODEL", "AGENT"):
             monkeypatch.setenv(f"OCCUSIM_{role}_API_BASE", fake.api_base)
             monkeypatch.setenv(f"OCCUSIM_{role}_API_KEY", "test-key")
