@@ -13,7 +13,9 @@ from occusim.llm import LLMError, ModelConfig, complete, derived_seed, sum_usage
 
 from ._errors import JudgeModelError
 from ._judge import VERIFICATION_PLAN_ID
-from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
+from ._prompt import JudgedCheck
+from ._verdict import ItemVerdict, Verdict, Vote
+from ._voting import tally
 
 
 def occubench_action(tool: str, raw_arguments: str) -> str:
@@ -96,18 +98,18 @@ async def verify_occubench(prompts: HarnessPrompts, task: Task, config: dict[str
 
     results = await asyncio.gather(*(one_vote(vote) for vote in range(prompts.verifier_votes)))
     votes = [vote for vote, _ in results]
-    true_votes = sum(1 for vote in votes if vote.passed)
-    passed = true_votes > len(votes) - true_votes
-    deciding = next((vote for vote in votes if bool(vote.passed) == passed), votes[0])
-    abstentions = sum(1 for vote in votes if vote.passed is None)
-    check = CheckVerdict(index=0, id=f"{VERIFICATION_PLAN_ID}#0", description=task.verification_plan or "",
-                         passed=passed, reason=deciding.reason, votes=votes, abstentions=abstentions)
-    item = ItemVerdict(id=VERIFICATION_PLAN_ID, kind="llm", weight=1.0, description="OccuBench verifier",
+    # The native judge's count with OccuBench's rule for unreadable votes: a strict majority of True votes.
+    plan = JudgedCheck(id=f"{VERIFICATION_PLAN_ID}#0", item_id=VERIFICATION_PLAN_ID, index=0,
+                       text=task.verification_plan or "", item_description="OccuBench verifier")
+    check = tally(plan, votes, on_no_usable_vote="fail")
+    passed = bool(check.passed)
+    item = ItemVerdict(id=VERIFICATION_PLAN_ID, kind="llm", weight=1.0, description=plan.item_description,
                        passed=passed, checks=[check], deterministic=False)
     return Verdict(
         task_id=task.id, episode_id=record_id, score=1.0 if passed else 0.0, passed=passed, pass_threshold=1.0,
-        items=[item], judge_model=model.model, prompt_version=verifier_version(prompts),
-        votes=len(votes), seed=seed, abstentions=abstentions, usage=sum_usage(usage for _, usage in results),
+        items=[item], judge_model=model.model, prompt_version=verifier_version(prompts), votes=len(votes),
+        seed=seed, abstentions=check.abstentions, ties=[check.id] if check.tie else [],
+        usage=sum_usage(usage for _, usage in results),
     )
 
 
