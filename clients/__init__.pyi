@@ -32,7 +32,6 @@ from ._metrics import pass_hat_k as pass_hat_k
 from ._metrics import robustness as robustness
 from ._provenance import Provenance as Provenance
 from ._provenance import current_provenance as current_provenance
-from ._provenance import file_sha256 as file_sha256
 from ._replay_agent import REPLAY_AGENT as REPLAY_AGENT
 from ._replay_agent import ReplayAgent as ReplayAgent
 from ._report import build_report as build_report

@@ -42,11 +42,6 @@ def text_version(text: str | bytes) -> str:
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()[:VERSION_LENGTH]
 
 
-def file_sha256(path: str | Path) -> str:
-    """The full sha256 of a file's bytes, as recorded for each harness file."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def _module_version(name: str) -> str:
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:

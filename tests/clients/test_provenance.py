@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -14,7 +15,6 @@ from occusim.clients import (
     RunDir,
     RunError,
     current_provenance,
-    file_sha256,
     load_rows,
 )
 from occusim.clients._provenance import provenance_changes
@@ -37,7 +37,8 @@ def test_current_provenance_records_version_and_prompt_versions():
 def test_the_caller_sets_protocol_and_harness_files(tmp_path: Path):
     harness = tmp_path / "agent.py"
     harness.write_text("print('x')\n")
-    given = Provenance(protocol="occubench", harness_files={"occubench/agent.py": file_sha256(harness)})
+    given = Provenance(protocol="occubench",
+                       harness_files={"occubench/agent.py": hashlib.sha256(harness.read_bytes()).hexdigest()})
 
     provenance = current_provenance(given)
 
