@@ -25,6 +25,21 @@ class Tool(BaseModel):
         default=None, description="JSON Schema every observation of this tool must satisfy."
     )
     example_output: Any = None
+    read_only: bool | None = Field(
+        default=None,
+        description="True: the tool only reads, so its calls never change the state (tracked mode requires an "
+        "empty patch). False: it may change the state. None: not declared.",
+    )
+    read_only_inferred: bool = Field(
+        default=False,
+        description="read_only was inferred from the tool's name and description (imported OccuBench tools), "
+        "not declared by the scenario's author.",
+    )
+    writes: list[str] | None = Field(
+        default=None,
+        description="JSON Pointers (e.g. /patients, /log) of the parts of the state this tool may change; a "
+        "patch must stay at or below one of them. None: anywhere, unless read_only.",
+    )
 
 
 class Scenario(BaseModel):
