@@ -134,6 +134,26 @@ def setback_flagged_on_a_low_deck(steps: list[ReferenceStep]) -> list[ReferenceS
     return replace_step(steps, lambda s: s.tool == "issue_decision", careless)
 
 
+def combination_product_verified_as_written(steps: list[ReferenceStep]) -> list[ReferenceStep]:
+    return [
+        s for s in steps if not (s.tool == "contact_prescriber" and s.arguments["order_id"] == "ORD-5202")
+    ]
+
+
+def rerate_without_resetting_the_relief_valve(steps: list[ReferenceStep]) -> list[ReferenceStep]:
+    kept = [s for s in steps if not (s.tool == "create_work_order" and s.arguments["task"] == "prv_reset")]
+
+    def renumbered(s: ReferenceStep) -> ReferenceStep:
+        if s.tool != "create_work_order":
+            return s
+        value = {**s.state_patch[0]["value"], "wo": "WO-25001"}
+        return step(
+            s.tool, s.arguments, {**s.observation, "wo": "WO-25001"}, [{**s.state_patch[0], "value": value}]
+        )
+
+    return [renumbered(s) for s in kept]
+
+
 @dataclass(frozen=True)
 class Trap:
     task_id: str
@@ -172,6 +192,18 @@ TRAPS = [
         setback_flagged_on_a_low_deck,
         frozenset({"approved"}),
         frozenset({"reviewed"}),
+    ),
+    Trap(
+        "order-verification-pharmacist/acetaminophen-all-sources",
+        combination_product_verified_as_written,
+        frozenset({"combination-replaced", "reviewed-first"}),
+        frozenset({"acetaminophen-capped", "cefazolin-verified"}),
+    ),
+    Trap(
+        "pressure-vessel-inspector/below-minimum-rerate",
+        rerate_without_resetting_the_relief_valve,
+        frozenset({"prv-reset"}),
+        frozenset({"rerated", "short-interval", "prv-checked"}),
     ),
 ]
 
