@@ -11,6 +11,8 @@ from jsonschema.protocols import Validator
 
 from occusim.environments import local_validator
 
+from ._portable_schema import portable_schema
+
 ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -31,9 +33,10 @@ def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     explicit faults, invalid arguments), and results degraded by implicit faults (E2), which drop
     optional fields, null nested fields and truncate lists. Without this the client library, not the
     agent, would reject such a result and turn an implicit fault into an explicit one. Nullable values are
-    spelled as `anyOf` with a `null` branch, the most portable form.
+    spelled as `anyOf` with a `null` branch, the most portable form, and so are the declared schema's own
+    `type` arrays.
     """
-    relaxed = _relaxed(dict(schema), nullable=False)
+    relaxed = _relaxed(portable_schema(dict(schema)), nullable=False)
     # Definitions stay at the document root, where their "#/$defs/..." references point.
     definitions = {key: relaxed.pop(key) for key in ("$defs", "definitions") if key in relaxed}
     return {"type": "object", "anyOf": [relaxed, ERROR_ENVELOPE_SCHEMA], **definitions}

@@ -22,6 +22,7 @@ from occusim.environments import (
 
 from ._advertised import advertised_output_schema
 from ._errors import EpisodeError
+from ._portable_schema import portable_schema
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -88,7 +89,7 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
         types.Tool(
             name=tool.name,
             description=tool.description,
-            input_schema=tool.input_schema,
+            input_schema=portable_schema(tool.input_schema),
             output_schema=(
                 advertised_output_schema(tool.output_schema) if tool.output_schema and not occubench else None
             ),
