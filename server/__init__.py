@@ -1,6 +1,5 @@
 """The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app."""
 
-from ._answer_budget import AnswerBounds
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
@@ -62,7 +61,6 @@ __all__ = [
     "PlannedFault",
     "RefusedInputError",
     "Simulation",
-    "AnswerBounds",
     "SimulatorError",
     "SimulatorUnavailableError",
     "StepConflictError",

@@ -24,7 +24,6 @@ from occusim.environments import (
 from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
 
 from . import _simulator_prompt as prompts
-from ._answer_budget import SMALL_MODEL_BOUNDS, AnswerBounds, answer_token_cap, bounded_schema
 from ._errors import SimulatorError, SimulatorUnavailableError
 from ._limits import LoopSemaphore
 from ._schemas import violations
@@ -67,11 +66,8 @@ class WorldModel:
 
     def __init__(self, model: ModelConfig | str, *, history_window: int = 6, max_repairs: int = 2,
                  temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
-                 deadline: float = DEFAULT_CALL_DEADLINE, admission: LoopSemaphore | None = None,
-                 bounds: AnswerBounds | None = None) -> None:
+                 deadline: float = DEFAULT_CALL_DEADLINE, admission: LoopSemaphore | None = None) -> None:
         self.model = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
-        # The bundled local model needs its answers bounded (see _answer_budget); other models are left free.
-        self.bounds = bounds if bounds is not None else (SMALL_MODEL_BOUNDS if self.model.is_local else None)
         self.history_window = history_window
         self.max_repairs = max_repairs
         self.temperature = temperature
@@ -156,18 +152,13 @@ class WorldModel:
             if tracked
             else prompts.observation_schema(tool)
         )
-        max_tokens = self.max_tokens
-        if self.bounds is not None:
-            schema = bounded_schema(schema, self.bounds)
-            if max_tokens is None:
-                max_tokens = answer_token_cap(schema, self.bounds)
         problems: list[str] = []
         for attempt in range(self.max_repairs + 1):
             tally.attempts = attempt + 1
             completion = await ask_world_model(
                 self.model, messages, attempts=tally.attempts, usage=tally.usage, latency_ms=tally.latency_ms,
                 response_schema=schema, temperature=self.temperature, seed=self.seed if seed is None else seed,
-                max_tokens=max_tokens, timeout=tally.remaining(),
+                max_tokens=self.max_tokens, timeout=tally.remaining(),
             )
             tally.usage = add_usage(tally.usage, completion.usage)
             tally.latency_ms += completion.latency_ms

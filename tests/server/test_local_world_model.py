@@ -48,8 +48,7 @@ async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, loc
     catalog = Catalog()
     assert not catalog.add(Scenario.model_validate(BED_BOARD), "test")
     service = EpisodeService(catalog, sqlite_store, world_model=local_model, max_repairs=0)
-    # A cap keeps a small model from rambling; a cut-off answer simply counts as invalid.
-    service.world_model().max_tokens = 96
+    # The local backend bounds the answer and caps it to fit; a cut-off answer simply counts as invalid.
     episode = await service.create("bed-board/admit")
 
     records = []

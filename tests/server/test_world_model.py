@@ -278,21 +278,3 @@ async def test_consecutive_calls_share_every_part_of_the_prompt_but_the_new_call
     # After the write the state differs, so the prefix ends inside the state, after the system prompt.
     shared_after_write = len(os.path.commonprefix([write, after_write]))
     assert len(_system(model.requests[0])) < shared_after_write < after_write.index("### Recent calls")
-
-
-async def test_bounded_answers_get_a_schema_with_limits_and_a_cap_that_fits_it(sqlite_store):
-    from occusim.server import AnswerBounds
-
-    model = TriageModel()
-    service = EpisodeService(triage_catalog(), sqlite_store, world_model=model.model)
-    service.world_model().bounds = AnswerBounds(max_string=40, max_items=3, max_patch_operations=2)
-    episode = await service.create(CHEST_PAIN)
-    await episode.step("list_patients", {})
-    await episode.step("get_patient", {"patient_id": "P2"})
-
-    (_, listing), (_, single) = model.requests
-    patch = listing["response_schema"]["properties"]["state_patch"]
-    assert patch["maxItems"] == 2
-    patients = listing["response_schema"]["properties"]["observation"]["anyOf"][0]["properties"]["patients"]
-    assert patients["maxItems"] == 3
-    assert listing["max_tokens"] > single["max_tokens"] >= 192

@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from occusim.server._answer_budget import AnswerBounds, answer_token_cap, bounded_schema
+from occusim.llm._answer_budget import AnswerBounds, answer_token_cap, bounded_schema
 
 BOUNDS = AnswerBounds(max_string=50, max_items=4, max_patch_operations=3, slack=0, min_tokens=1, max_tokens=100_000)
 RECORD = {"type": "object", "properties": {"id": {"type": "string"}, "note": {"type": "string", "maxLength": 20},
@@ -76,3 +76,20 @@ def test_the_longest_answer_a_closed_bounded_schema_admits_fits_its_cap(schema):
     longest = json.dumps(_longest_instance(bounded), separators=(",", ":"), ensure_ascii=False)
 
     assert len(longest) / 2.0 <= answer_token_cap(bounded, BOUNDS) + 1
+
+
+def test_the_local_backend_bounds_every_schema_it_is_given_and_caps_the_answer_to_fit():
+    from pathlib import Path
+
+    from occusim.llm._local import LocalEndpoint
+
+    endpoint = LocalEndpoint(model_path=Path("model.gguf"), api_base="http://127.0.0.1:1/v1", llguidance=False,
+                             bounds=BOUNDS)
+    answer = {"type": "object", "properties": {"reason": {"type": "string"},
+                                               "steps": {"type": "array", "items": {"type": "integer"}}}}
+
+    fitted = endpoint.schema_arguments(answer)
+    sent = fitted["response_format"]["json_schema"]["schema"]["properties"]
+    assert sent["reason"]["maxLength"] == 50 and sent["steps"]["maxItems"] == 4
+    assert fitted["max_tokens"] == answer_token_cap(bounded_schema(answer, BOUNDS), BOUNDS)
+    assert endpoint.schema_arguments(answer, 77)["max_tokens"] == 77, "a caller's own cap is kept"
