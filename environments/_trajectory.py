@@ -39,6 +39,9 @@ class Usage(BaseModel):
     cost_usd: float | None = None
     calls: int = 0
     cached_calls: int = 0
+    prompt_tokens_reused: int = Field(
+        default=0, description="Prompt tokens the provider took from its prompt cache instead of reading them again."
+    )
 
 
 class StepRecord(BaseModel):

@@ -126,7 +126,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
         endpoint = await local_endpoint(config.model)
         kwargs.update(model=endpoint.litellm_model, api_base=endpoint.api_base, api_key=endpoint.api_key)
         if schema is not None:
-            kwargs.update(endpoint.schema_arguments(schema))
+            kwargs.update(endpoint.schema_arguments(schema, request["max_tokens"]))
             schema = None
     else:
         kwargs["model"] = config.model

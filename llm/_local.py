@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._answer_budget import SMALL_MODEL_BOUNDS, AnswerBounds, answer_token_cap, bounded_schema
 from ._errors import LLMError
 
 LOCAL_ALIAS = "occusim-local"
@@ -27,9 +28,16 @@ class LocalEndpoint:
     llguidance: bool = False
     litellm_model: str = f"openai/{LOCAL_ALIAS}"
     api_key: str = "sk-occusim-local"
+    bounds: AnswerBounds = SMALL_MODEL_BOUNDS
 
-    def schema_arguments(self, schema: dict) -> dict[str, Any]:
-        """litellm arguments that constrain the answer to `schema`."""
+    def schema_arguments(self, schema: dict, max_tokens: int | None = None) -> dict[str, Any]:
+        """litellm arguments that constrain the answer to `schema`, bounded for a small model (see
+        _answer_budget), with `max_tokens` or else the cap that the longest bounded answer fits."""
+        schema = bounded_schema(schema, self.bounds)
+        cap = {"max_tokens": max_tokens if max_tokens is not None else answer_token_cap(schema, self.bounds)}
+        return {**self._grammar_arguments(schema), **cap}
+
+    def _grammar_arguments(self, schema: dict) -> dict[str, Any]:
         if self.llguidance:
             # Tiny models spend their token budget on the indentation a flexible-whitespace grammar allows;
             # llguidance honours x-guidance only in a grammar, not in response_format.

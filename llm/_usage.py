@@ -22,6 +22,7 @@ def add_usage(a: Usage, b: Usage) -> Usage:
         cost_usd=cost,
         calls=a.calls + b.calls,
         cached_calls=a.cached_calls + b.cached_calls,
+        prompt_tokens_reused=a.prompt_tokens_reused + b.prompt_tokens_reused,
     )
 
 
@@ -56,7 +57,19 @@ def usage_from_response(response: Any, *, free: bool) -> Usage:
     prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
     completion = int(getattr(raw, "completion_tokens", 0) or 0)
     cost: float | None = 0.0 if free else _litellm_cost(response)
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1, cached_calls=0)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1, cached_calls=0,
+                 prompt_tokens_reused=_reused_tokens(raw))
+
+
+def _reused_tokens(raw: Any) -> int:
+    """Prompt tokens served from the provider's prompt cache (OpenAI's `prompt_tokens_details.cached_tokens`,
+    which llama.cpp's server also reports)."""
+    details = getattr(raw, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        cached = details.get("cached_tokens")
+    else:
+        cached = getattr(details, "cached_tokens", None)
+    return cached if isinstance(cached, int) and cached > 0 else 0
 
 
 def _litellm_cost(response: Any) -> float | None:

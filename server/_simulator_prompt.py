@@ -98,13 +98,16 @@ def true_observation(step: StepRecord) -> Any:
 
 def tracked_user_message(tool: Tool, arguments: dict[str, Any], state: dict[str, Any],
                          history: Sequence[StepRecord], *, window: int, call_number: int) -> str:
-    """The per-call part: the called tool, the authoritative state, the last `window` simulated calls, the call."""
+    """The per-call part: the authoritative state, the last `window` simulated calls, then the called tool and
+    the call.
+
+    Ordered from what changes least to what changes most, so that consecutive calls share the longest prefix
+    and a provider's prompt cache (llama.cpp's, for the local model) reads only the end again: the state
+    changes only when a call writes, the recent calls grow at their end, and the tool and call are new each time.
+    """
     recent = list(history)[-window:] if window > 0 else []
     omitted = len(history) - len(recent)
-    lines = [
-        "### The tool being called\n" + _compact(_tool_entry(tool)),
-        "### Current state\n```json\n" + _compact(state) + "\n```",
-    ]
+    lines = ["### Current state\n```json\n" + _compact(state) + "\n```"]
     if recent:
         verb = "call is" if omitted == 1 else "calls are"
         note = f" ({omitted} earlier {verb} already reflected in the state)" if omitted else ""
@@ -112,6 +115,7 @@ def tracked_user_message(tool: Tool, arguments: dict[str, Any], state: dict[str,
             _compact({"tool": s.tool, "arguments": s.arguments, "observation": true_observation(s)}) for s in recent
         )
         lines.append(f"### Recent calls, oldest first{note}\n{calls}")
+    lines.append("### The tool being called\n" + _compact(_tool_entry(tool)))
     lines.append(f"### Call {call_number}\n" + _compact({"name": tool.name, "arguments": arguments}))
     lines.append('Reply with one JSON object: {"observation": {...}, "state_patch": [...]}.')
     return "\n\n".join(lines)

@@ -16,7 +16,6 @@ LOCAL = "local"
 # Small-model settings: the bundled scenarios' prompts need a large context, and short answers without
 # repair rounds keep the offline run to minutes on two CPU cores (repairs rarely rescue a 270M model).
 LOCAL_CONTEXT = "32768"
-DEFAULT_MAX_TOKENS = 512
 LOCAL_REPAIRS = 0
 LOCAL_RETRIES = 1
 EXCERPT = 700
@@ -25,8 +24,9 @@ DESCRIPTION = f"""\
 Run one task of the bundled catalog end to end, offline by default: the task is served over MCP
 (in-process client), the bundled local model (Gemma 3 270M via llama.cpp) simulates the tools with
 implicit (E2) faults, and the reference-solution replayer acts as the agent (a 270M model cannot act as
-an agent). With the local world model each call gets one answer of at most --max-tokens tokens (no
-repair rounds) and the replayer repeats a failed call once, so the run takes minutes.
+an agent). With the local world model each call gets one answer (no repair rounds), bounded to fit the
+tool's output schema, and the replayer repeats a failed call once. The world-model prompt puts what
+changes last, so llama.cpp reads only the end of it again on each call.
 
 Each call is printed as it happens: the arguments, what the world model answered, each injected fault
 (true vs shown) and the state changes (JSON Patch operations). Then the episode is judged: state and
@@ -62,8 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="S",
                         help="seed of the faults, the agent and the judge (default 0)")
     parser.add_argument("--votes", type=int, default=1, metavar="K", help="judge votes per check (default 1)")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
-                        help=f"cap on each world-model answer (default {DEFAULT_MAX_TOKENS})")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="cap on each world-model answer (default: with the local model, the longest answer "
+                             "the tool's bounded output schema admits; otherwise the provider's)")
     parser.add_argument("--repairs", type=int, metavar="N",
                         help=f"world-model repair rounds per call (default {LOCAL_REPAIRS} with the local model, else 2)")
     add_catalog_options(parser)
@@ -183,6 +184,7 @@ async def _demo(args: argparse.Namespace, console: Any, catalog: Any, task: Any,
             console.print(f"[red]judging failed:[/] {error}")
             return 1
         await store.save_judgment(episode.id, verdict)
+        _print_world_model_summary(console, episode.record.steps)
         _print_verdict(console, verdict, judge_model)
     return 0
 
@@ -204,6 +206,20 @@ def _print_step(console: Any, step: Any) -> None:
         console.print(f"[bold]world model[/] ({world}) {_excerpt(step.observation)}")
     for operation in step.state_patch:
         console.print(f"  [green]state[/] {_patch_line(operation)}")
+
+
+def _print_world_model_summary(console: Any, steps: Any) -> None:
+    """How many world-model answers were valid, and how much of the prompts came from the provider's cache."""
+    from occusim.llm import sum_usage
+
+    asked = [s for s in steps if s.fault is None or s.fault.kind != "explicit"]
+    valid = [s for s in asked if s.error is None]
+    usage = sum_usage(s.usage for s in asked)
+    share = f" ({len(valid) / len(asked):.0%})" if asked else ""
+    console.print(f"[bold]world model[/] {len(valid)} of {len(asked)} answers valid{share}; "
+                  f"{usage.prompt_tokens} prompt tokens, {usage.prompt_tokens_reused} of them reused from the "
+                  f"provider's prompt cache; {usage.completion_tokens} tokens generated; "
+                  f"{sum(s.latency_ms for s in asked) / 1000:.1f} s in the world model")
 
 
 def _print_verdict(console: Any, verdict: Any, judge_model: str) -> None:

@@ -48,14 +48,15 @@ async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, loc
     catalog = Catalog()
     assert not catalog.add(Scenario.model_validate(BED_BOARD), "test")
     service = EpisodeService(catalog, sqlite_store, world_model=local_model, max_repairs=0)
-    # A cap keeps a small model from rambling; a cut-off answer simply counts as invalid.
-    service.world_model().max_tokens = 96
+    # The local backend bounds the answer and caps it to fit; a cut-off answer simply counts as invalid.
     episode = await service.create("bed-board/admit")
 
+    records = []
     for tool, arguments in [("get_bed", {"bed": 1}), ("assign_bed", {"bed": 1}), ("get_bed", {"bed": 2})]:
         state_before = episode.state
         outcome = await episode.step(tool, arguments)
         record = outcome.record
+        records.append(record)
         assert record.usage.calls == 1 and record.usage.prompt_tokens > 0
         assert isinstance(outcome.observation, dict)
         if record.error is not None:
@@ -67,6 +68,10 @@ async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, loc
         else:
             assert episode.state == apply_json_patch(state_before, record.state_patch)
 
+    # The second prompt repeats the first up to the end of the state (the first call only read), and llama.cpp
+    # reads only the rest again.
+    second = records[1].usage
+    assert second.prompt_tokens_reused >= second.prompt_tokens // 2, second
     assert episode.record.world_model == "local"
     stored = await sqlite_store.load_episode(episode.id)
     assert len(stored.steps) == 3 and stored.state == episode.state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import litellm
 import pytest
@@ -252,3 +253,28 @@ def test_generation_schema_closes_nested_objects_but_keeps_declared_fields():
     for invented in ({"unit": {"id": "M41", "date_of_issue": "x"}}, {"crews": [{"name": "A", "extra": 1}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(invented, schema)
+
+
+def _prompt_text(request) -> str:
+    return "".join(m["content"] for m in request[0])
+
+
+async def test_consecutive_calls_share_every_part_of_the_prompt_but_the_new_call(sqlite_store):
+    """What changes comes last, so a provider's prompt cache reads only the end again: after a read, the next
+    prompt repeats the previous one up to the end of its recent calls; after a write, up to the state."""
+    model = TriageModel()
+    service = EpisodeService(triage_catalog(), sqlite_store, world_model=model.model, history_window=6)
+    episode = await service.create(CHEST_PAIN)
+    await episode.step("get_patient", {"patient_id": "P2"})
+    await episode.step("list_patients", {})
+    await episode.step("set_priority", {"patient_id": "P1", "priority": 1})
+    await episode.step("get_patient", {"patient_id": "P3"})
+
+    first, second, write, after_write = (_prompt_text(r) for r in model.requests)
+    # After a read: everything up to the end of the earlier prompt's state and recent calls is the same text.
+    assert len(os.path.commonprefix([first, second])) >= first.index("### The tool being called") - 2
+    shared = len(os.path.commonprefix([second, write]))
+    assert shared >= second.index("### The tool being called") - 2
+    # After the write the state differs, so the prefix ends inside the state, after the system prompt.
+    shared_after_write = len(os.path.commonprefix([write, after_write]))
+    assert len(_system(model.requests[0])) < shared_after_write < after_write.index("### Recent calls")
