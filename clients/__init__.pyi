@@ -3,7 +3,9 @@
 from ._agent import Agent as Agent
 from ._agent import LLMAgent as LLMAgent
 from ._batch import BatchSummary as BatchSummary
+from ._batch import DryRun as DryRun
 from ._batch import InfraError as InfraError
+from ._batch import plan_batch as plan_batch
 from ._batch import run_batch as run_batch
 from ._comparison import Difference as Difference
 from ._comparison import RunComparison as RunComparison
@@ -13,6 +15,8 @@ from ._conversation import AgentRun as AgentRun
 from ._conversation import McpConversation as McpConversation
 from ._conversation import ToolEvent as ToolEvent
 from ._conversation import system_prompt as system_prompt
+from ._cost_estimate import CostEstimate as CostEstimate
+from ._cost_estimate import model_price as model_price
 from ._export import ExportMetadata as ExportMetadata
 from ._export import ItemReward as ItemReward
 from ._export import OpenAIExample as OpenAIExample

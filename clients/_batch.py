@@ -6,7 +6,8 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,18 @@ from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store, fault_tally
 
 from ._agent import Agent, LLMAgent
+from ._budget import CostBudget
 from ._conversation import AgentRun
+from ._cost_estimate import CostEstimate, estimate_cost
+from ._executor import Executor, WorkPlan
+from ._local_executor import LocalExecutor
 from ._occubench_agent import OccubenchAgent
+from ._process_executor import ProcessExecutor
 from ._provenance import Provenance, current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
 from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
+from ._worker_spec import WorkerSpec, forwarded_environment
 
 log = logging.getLogger("occusim.clients")
 
@@ -62,6 +69,19 @@ class BatchSummary:
     ran: int = 0
     skipped: int = 0
     new_rows: list[ResultRow] = field(default_factory=list)
+    # Combinations left unscheduled because --max-cost was reached (a later run picks them up).
+    unscheduled: int = 0
+    spent_usd: float | None = None
+
+
+@dataclass
+class DryRun:
+    """What a run would do: every combination, those still to run, and their estimated cost."""
+
+    config: RunConfig
+    every: list[Combination]
+    work: list[Combination]
+    estimate: CostEstimate
 
 
 def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
@@ -116,6 +136,7 @@ class BatchRunner:
         self.config = config
         self.folder = RunDir(out)
         self.catalog = catalog
+        self.catalog_given = catalog is not None
         self.show_progress = show_progress
         self.on_row = on_row
         self.store: Store | None = None
@@ -128,7 +149,8 @@ class BatchRunner:
             None if config.agent_model == REPLAY_AGENT else ModelConfig.for_role("agent", model=config.agent_model)
         )
 
-    async def run(self) -> BatchSummary:
+    def prepare(self) -> list[Task]:
+        """Load the catalog (and OccuBench's harness under --protocol occubench); the tasks the run selects."""
         config = self.config
         catalog = self.catalog if self.catalog is not None else load_catalog(config.sources)
         self.catalog = catalog
@@ -142,32 +164,100 @@ class BatchRunner:
                                f"{', '.join(missing)}")
         if config.protocol == "occubench":
             self.harness, tasks = _occubench_setup(config, catalog, tasks)
-        provenance = Provenance(protocol=config.protocol,
+        return tasks
+
+    def plan(self) -> tuple[list[Combination], list[Combination]]:
+        """Every combination of the run and those still to run (a resumed run skips the finished ones)."""
+        tasks = self.prepare()
+        provenance = Provenance(protocol=self.config.protocol,
                                 harness_files=self.harness.files if self.harness is not None else {})
-        config = self.config = config.model_copy(update={"provenance": current_provenance(provenance)})
-        self.folder.check_resumable(config)
-        self.folder.write_config(config)
+        self.config = self.config.model_copy(update={"provenance": current_provenance(provenance)})
+        self.folder.check_resumable(self.config)
         # An unjudged row is final too: its episode was fine, and re-running it until the judge can read it
         # would keep only the episodes the judge happens to read.
         done = {row.key for row in self.folder.latest_rows() if row.status in ("ok", "unjudged")}
-        every = combinations(config, tasks)
-        work = [combo for combo in every if combo.key not in done]
+        every = combinations(self.config, tasks)
+        return every, [combo for combo in every if combo.key not in done]
+
+    def dry_run(self) -> DryRun:
+        """What `run` would do, and its estimated cost, without running anything or writing the folder."""
+        every, work = self.plan()
+        assert self.catalog is not None
+        estimate = estimate_cost(self.config, self.catalog, work, self.folder.latest_rows())
+        return DryRun(self.config, every, work, estimate)
+
+    async def run(self) -> BatchSummary:
+        every, work = self.plan()
+        config = self.config
+        self.folder.write_config(config)
         summary = BatchSummary(self.folder.path, config, [], skipped=len(every) - len(work))
         if work:
-            if not config.cache:
-                from occusim.llm import set_default_cache
-
-                set_default_cache(None)
-            async with Store(config.db or self.folder.default_db) as store:
-                self.store = store
-                self.transport = await self._open_transport(catalog, store)
-                try:
-                    summary.new_rows = await self._run_all(work, summary.skipped)
-                finally:
-                    await self.transport.close()
+            budget = CostBudget(config.max_cost) if config.max_cost is not None else None
+            with _Progress(len(work), summary.skipped, enabled=self.show_progress) as progress:
+                plan = WorkPlan(work, record=lambda row: self._record(row, progress), lost_row=self._lost_row,
+                                retries=config.infra_retries, budget=budget)
+                await self._execute(plan)
+            summary.new_rows = plan.rows
+            summary.unscheduled = plan.unscheduled
+            summary.spent_usd = budget.spent if budget is not None else None
         summary.ran = len(summary.new_rows)
         summary.rows = self.folder.latest_rows()
         return summary
+
+    async def _execute(self, plan: WorkPlan) -> None:
+        """Run the plan in this process (one worker), in worker processes or on a Ray cluster."""
+        config = self.config
+        db = config.db or self.folder.default_db
+        if config.executor == "local" and (config.workers or 1) == 1:
+            async with self.session(db):
+                await LocalExecutor(self, config.concurrency).run(plan)
+            return
+        if self.catalog_given:
+            raise RunError("worker processes load the catalog from the run's sources; pass no catalog object, "
+                           "or run with one worker")
+        # The driver creates (or migrates) the store once, before any worker opens it.
+        async with Store(db):
+            pass
+        spec = WorkerSpec(config=config, out=str(self.folder.path.resolve()), db=db,
+                          environment=forwarded_environment())
+        executor: Executor
+        if config.executor == "ray":
+            from ._ray_executor import RayExecutor
+
+            executor = RayExecutor(worker_runner, spec, workers=config.workers, concurrency=config.concurrency,
+                                   address=config.ray_address)
+        else:
+            executor = ProcessExecutor(worker_runner, spec, workers=config.workers or 1,
+                                       concurrency=config.concurrency)
+        await executor.run(plan)
+
+    @asynccontextmanager
+    async def session(self, db: str) -> AsyncIterator[BatchRunner]:
+        """The store and the MCP transport this runner's episodes use, open; `prepare` first."""
+        assert self.catalog is not None
+        if not self.config.cache:
+            from occusim.llm import set_default_cache
+
+            set_default_cache(None)
+        async with Store(db) as store:
+            self.store = store
+            self.transport = await self._open_transport(self.catalog, store)
+            try:
+                yield self
+            finally:
+                await self.transport.close()
+
+    async def _record(self, row: ResultRow, progress: _Progress) -> None:
+        """Append a finished row to results.jsonl (the driver alone writes it) and show it."""
+        async with self._write_lock:
+            await asyncio.to_thread(self.folder.append_row, row)
+        progress.advance(row)
+        if self.on_row is not None:
+            self.on_row(row)
+
+    def _lost_row(self, combo: Combination, attempts: int, why: str) -> ResultRow:
+        return self._row(combo, status="infra_error", error=f"worker lost: {why}", attempts=attempts, usage={},
+                         duration=0.0)
 
     async def _open_transport(self, catalog: Catalog, store: Store) -> EpisodeTransport:
         config = self.config
@@ -183,34 +273,7 @@ class BatchRunner:
         return InProcessTransport(catalog, store, world_model=config.world_model, mode=mode,
                                   read_timeout=read_timeout, harness=self.harness)
 
-    async def _run_all(self, work: list[Combination], skipped: int) -> list[ResultRow]:
-        queue: asyncio.Queue[Combination] = asyncio.Queue()
-        for combo in work:
-            queue.put_nowait(combo)
-        rows: list[ResultRow] = []
-        with _Progress(len(work), skipped, enabled=self.show_progress) as progress:
-
-            async def worker() -> None:
-                while True:
-                    try:
-                        combo = queue.get_nowait()
-                    except asyncio.QueueEmpty:
-                        return
-                    row = await self._combination(combo)
-                    async with self._write_lock:
-                        await asyncio.to_thread(self.folder.append_row, row)
-                    rows.append(row)
-                    progress.advance(row)
-                    if self.on_row is not None:
-                        self.on_row(row)
-
-            workers = min(self.config.concurrency, len(work))
-            async with asyncio.TaskGroup() as group:
-                for _ in range(workers):
-                    group.create_task(worker())
-        return rows
-
-    async def _combination(self, combo: Combination) -> ResultRow:
+    async def run_combination(self, combo: Combination) -> ResultRow:
         """Run one combination, retrying infrastructure failures; always returns a row."""
         started = time.perf_counter()
         attempts = self.config.infra_retries + 1
@@ -319,6 +382,16 @@ class BatchRunner:
         )
 
 
+@asynccontextmanager
+async def worker_runner(spec_json: str) -> AsyncIterator[BatchRunner]:
+    """A worker's runner (a worker process or a Ray actor): the driver's settings, store and catalog sources."""
+    spec = WorkerSpec.model_validate_json(spec_json)
+    runner = BatchRunner(spec.config, spec.out, show_progress=False)
+    runner.prepare()
+    async with runner.session(spec.db) as opened:
+        yield opened
+
+
 def _occubench_setup(config: RunConfig, catalog: Catalog, tasks: list[Task]) -> tuple[HarnessPrompts, list[Task]]:
     """OccuBench's harness beside the run's OccuBench source, and the tasks it runs: OccuBench's own.
 
@@ -411,3 +484,11 @@ async def run_batch(config: RunConfig, out: str | Path, *, catalog: Catalog | No
     configuration or folder.
     """
     return await BatchRunner(config, out, catalog=catalog, show_progress=show_progress).run()
+
+
+def plan_batch(config: RunConfig, out: str | Path, *, catalog: Catalog | None = None) -> DryRun:
+    """What `run_batch` would run into `out` and what it would cost (`occusim run --dry-run`); runs nothing.
+
+    Raises RunError for an unusable configuration or folder, as `run_batch` would.
+    """
+    return BatchRunner(config, out, catalog=catalog, show_progress=False).dry_run()

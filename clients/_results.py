@@ -19,6 +19,7 @@ RESULTS_FILE = "results.jsonl"
 EPISODES_DB = "episodes.db"
 
 Transport = Literal["inprocess", "stdio", "http"]
+Executor = Literal["local", "ray"]
 # unjudged: the episode ran, but the judge could not decide one of its checks (no usable vote); like
 # infra_error it is never scored against the agent, and it is reported apart.
 RowStatus = Literal["ok", "infra_error", "unjudged"]
@@ -44,7 +45,16 @@ class RunConfig(BaseModel):
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
     trials: int = Field(default=1, ge=1)
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int = Field(default=4, ge=1, description="Episodes at once, over every worker.")
+    workers: int | None = Field(
+        default=None, ge=1,
+        description="Worker processes (or Ray actors) sharing the concurrency; default 1 (Ray: one per cluster CPU).",
+    )
+    executor: Executor = Field(default="local", description="local (this machine) or ray (a Ray cluster).")
+    ray_address: str | None = Field(default=None, description="The Ray cluster to join; default a local one.")
+    max_cost: float | None = Field(
+        default=None, gt=0, description="USD this invocation may spend before it stops handing out episodes."
+    )
     sources: list[str] = Field(default_factory=list)
     transport: Transport = "inprocess"
     mode: Literal["tracked", "history"] = "tracked"

@@ -23,6 +23,12 @@ Infrastructure failures (a provider outage of any model, a broken transport, an 
 --episode-timeout) are retried up to --infra-retries times, then recorded as infra_error: they are never
 counted as agent failures and are reported separately.
 
+Episodes run in --workers processes on this machine (default: one per core), sharing --concurrency, the
+store and the run folder; --executor ray spreads them over the nodes of a Ray cluster instead. Either way
+this process alone writes OUT/results.jsonl, and a worker that dies has its episodes run again.
+--max-cost stops starting episodes once this invocation has spent that much (run again to go on), and
+--dry-run prints the combinations and their estimated cost without running anything.
+
 Models are litellm model strings. --agent-model reference-replay replays each task's reference solution
 instead of asking a model (a baseline and a check of the setup). Unset models fall back to
 OCCUSIM_AGENT_MODEL / OCCUSIM_WORLD_MODEL_MODEL / OCCUSIM_JUDGE_MODEL, then OCCUSIM_MODEL, then the
@@ -34,6 +40,10 @@ examples:
   occusim run --agent-model openai/gpt-4.1-mini --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1 \\
       --tasks healthcare-life-sciences --faults E0,E1,E2,E3 --trials 3 --concurrency 16 --out runs/gpt41mini
   occusim run --agent-model reference-replay --tasks 'emergency-dispatcher/*' --faults E0,E2 --out runs/replay
+  occusim run --agent-model openai/gpt-4.1-mini --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1 \
+      --tasks all --trials 5 --dry-run --out runs/big
+  occusim run ... --workers 8 --concurrency 128 --max-cost 50 --out runs/big
+  occusim run ... --executor ray --ray-address ray://head:10001 --db postgresql+asyncpg://u@db/occusim --out runs/big
   occusim report runs/gpt41mini --format html --out runs/gpt41mini/report.html
 """
 
@@ -66,7 +76,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            "harness, its prompts read from the --source occubench:PATH checkout")
     how = parser.add_argument_group("how to run")
     how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
-    how.add_argument("--concurrency", type=int, default=4, metavar="N", help="episodes at once (default 4)")
+    how.add_argument("--concurrency", type=int, default=4, metavar="N",
+                     help="episodes at once, over every worker (default 4)")
+    how.add_argument("--workers", type=int, metavar="N",
+                     help="worker processes sharing the concurrency (default: one per core; 1 with the local "
+                          "or scripted models; with --executor ray, one Ray actor per CPU of the cluster)")
+    how.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="local (default): processes on this machine; ray: actors on a Ray cluster "
+                          "(pip install 'occusim[ray]')")
+    how.add_argument("--ray-address", metavar="ADDRESS",
+                     help="the Ray cluster to join (e.g. ray://head:10001 or auto); default a new local one")
+    how.add_argument("--max-cost", type=float, metavar="USD",
+                     help="stop starting episodes once this invocation has spent USD on models (litellm prices)")
+    how.add_argument("--dry-run", action="store_true",
+                     help="print the combinations to run and their estimated cost, then exit")
     how.add_argument("--transport", choices=["inprocess", "stdio", "http"], default="inprocess",
                      help="inprocess (default), stdio (one `occusim serve` per episode) or http (a local service)")
     how.add_argument("--episode-timeout", type=float, default=900.0, metavar="S",
@@ -94,27 +117,52 @@ def _resolve(role: str, model: str | None) -> str:
     return ModelConfig.for_role(role, model=model).model
 
 
+def _workers(args: argparse.Namespace, models: list[str]) -> int | None:
+    """--workers, or its default: one per core, but one process for models that live in this process."""
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ValueError(f"--workers {args.workers}: use 1 or more")
+        return int(args.workers)
+    if args.executor == "ray":
+        return None
+    in_process = any(model.startswith(("scripted/", "local")) for model in models)
+    return 1 if in_process else os.cpu_count() or 1
+
+
 async def run(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from pydantic import ValidationError
 
-    from occusim.clients import REPLAY_AGENT, RunConfig, RunError, compute_metrics, run_batch
+    from occusim.clients import REPLAY_AGENT, RunConfig, RunError, compute_metrics, plan_batch, run_batch
     from occusim.clients.cli.serve import load_scripted_models
     from occusim.environments import ScenarioErrors
 
     try:
         load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
+        models = [args.agent_model if args.agent_model == REPLAY_AGENT else _resolve("agent", args.agent_model),
+                  _resolve("world_model", args.world_model), _resolve("judge", args.judge_model)]
+        if args.max_cost is not None and not args.max_cost > 0:
+            raise ValueError(f"--max-cost {args.max_cost}: use an amount in USD above 0")
         config = RunConfig(
-            agent_model=args.agent_model if args.agent_model == REPLAY_AGENT else _resolve("agent", args.agent_model),
-            world_model=_resolve("world_model", args.world_model),
-            judge_model=_resolve("judge", args.judge_model),
+            agent_model=models[0], world_model=models[1], judge_model=models[2],
             tasks=args.tasks, faults=_modes(args.faults), fault_count=args.fault_count,
             fault_duration=args.fault_duration, trials=args.trials, concurrency=args.concurrency,
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
             judge_votes=args.judge_votes, agent_temperature=args.agent_temperature, protocol=args.protocol,
+            workers=_workers(args, models), executor=args.executor, ray_address=args.ray_address,
+            max_cost=args.max_cost,
         )
+        if args.dry_run:
+            from ._run_plan import print_plan
+
+            print_plan(plan_batch(config, args.out))
+            return 0
+        if config.max_cost is not None:
+            from ._run_plan import warn_unpriced
+
+            warn_unpriced(config)
         summary = await run_batch(config, args.out, show_progress=not args.no_progress)
     except (ValueError, RunError, ValidationError, ImportError, OSError) as error:
         print(f"occusim run: {error}", file=sys.stderr)
@@ -130,5 +178,10 @@ async def run(args: argparse.Namespace) -> int:
         print(f"  {mode}: {mode_rate.passed}/{mode_rate.total}")
     robustness = metrics.robustness
     print(f"  robustness: {'undefined' if robustness.value is None else f'{robustness.value:.3f}'} ({robustness.note})")
+    if summary.spent_usd is not None:
+        print(f"  spent: ${summary.spent_usd:.4f} of --max-cost ${config.max_cost:g}")
+    if summary.unscheduled:
+        print(f"  stopped at --max-cost: {summary.unscheduled} combination(s) not started; run again with the same "
+              "--out (and a new --max-cost) to go on")
     print(f"  results: {summary.run_dir / 'results.jsonl'}; report: occusim report {summary.run_dir}")
     return 0

@@ -21,6 +21,7 @@ from ._prompts import tracked_call
 from ._provider import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
 from ._runs import TOOLS, synthetic_rows, transcript, write_run
+from ._scripted_provider import ScriptedProvider, passing_verdicts
 from ._served import (
     API_KEYS,
     LEGACY,
@@ -51,6 +52,8 @@ __all__ = [
     "HANG",
     "STUB_KEY",
     "ProviderStub",
+    "ScriptedProvider",
+    "passing_verdicts",
     "Reply",
     "completion_body",
     "provider_stub",

@@ -40,10 +40,11 @@ def completion_body(content: str | None, finish_reason: str = "stop") -> dict[st
 
 class ProviderStub:
     """Answers each POST /v1/chat/completions with `answer` (called in arrival order, one at a time) and
-    keeps every request body."""
+    keeps every request body; `latency` seconds pass before each answer is sent (requests overlap)."""
 
-    def __init__(self, answer: Answer) -> None:
+    def __init__(self, answer: Answer, *, latency: float = 0.0) -> None:
         self.answer = answer
+        self.latency = latency
         self.requests: list[dict[str, Any]] = []
         self._released = threading.Event()
         self._lock = threading.Lock()
@@ -60,6 +61,8 @@ class ProviderStub:
                 if reply is HANG:
                     stub._released.wait()
                     return
+                if stub.latency:
+                    stub._released.wait(stub.latency)
                 assert isinstance(reply, Reply)
                 data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 self.send_response(reply.status)

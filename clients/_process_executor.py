@@ -1,0 +1,175 @@
+"""`--workers N`: the combinations spread over N worker processes on this machine, sharing one store.
+
+The driver hands each worker at most its share of `--concurrency` combinations at a time and hands it
+another as each row comes back, so it always knows what a worker holds: a worker that dies has its
+combinations handed out again (see `WorkPlan.lost`) and is replaced. Workers never touch results.jsonl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from ._executor import RunnerFactory, WorkPlan
+from ._results import Combination, RunError
+from ._worker_spec import WorkerReport, WorkerSpec
+
+log = logging.getLogger("occusim.clients")
+
+# How often the driver looks for dead workers while no row arrives, in seconds.
+_POLL = 0.5
+# Fresh processes started in place of dead ones, over the whole run, before the run gives up.
+_MAX_REPLACEMENTS = 8
+
+
+def shares(total: int, parts: int) -> list[int]:
+    """`total` split into `parts` near-equal positive shares (fewer parts when total is smaller)."""
+    parts = max(1, min(parts, total))
+    return [total // parts + (1 if index < total % parts else 0) for index in range(parts)]
+
+
+@dataclass
+class _Worker:
+    index: int
+    capacity: int
+    process: BaseProcess | None = None
+    inbox: Any = None
+    assigned: dict[tuple[str, str, int], Combination] = field(default_factory=dict)
+    stopping: bool = False
+
+
+class ProcessExecutor:
+    """Runs a plan over `workers` spawned processes, each an asyncio loop running its share of `concurrency`."""
+
+    def __init__(self, factory: RunnerFactory, spec: WorkerSpec, *, workers: int, concurrency: int) -> None:
+        self.factory = factory
+        self.spec_json = spec.model_dump_json()
+        self.workers = workers
+        self.concurrency = concurrency
+        self._context = multiprocessing.get_context("spawn")
+        self._outbox: Any = None
+        self._replacements = 0
+
+    async def run(self, plan: WorkPlan) -> None:
+        self._outbox = self._context.Queue()
+        workers = [_Worker(index, capacity)
+                   for index, capacity in enumerate(shares(self.concurrency, min(self.workers, plan.total)))]
+        try:
+            for worker in workers:
+                self._start(worker)
+            self._fill(workers, plan)
+            while not plan.finished:
+                message = await asyncio.to_thread(_receive, self._outbox)
+                if message is not None:
+                    await self._handle(WorkerReport.model_validate_json(message), workers, plan)
+                await self._replace_dead(workers, plan)
+                self._fill(workers, plan)
+        finally:
+            await asyncio.to_thread(self._stop, workers)
+
+    def _start(self, worker: _Worker) -> None:
+        worker.inbox = self._context.Queue()
+        worker.assigned.clear()
+        worker.process = self._context.Process(
+            target=_worker_main, args=(self.factory, self.spec_json, worker.index, worker.inbox, self._outbox),
+            name=f"occusim-worker-{worker.index}", daemon=True,
+        )
+        worker.process.start()
+
+    def _fill(self, workers: list[_Worker], plan: WorkPlan) -> None:
+        for worker in workers:
+            while len(worker.assigned) < worker.capacity and (combo := plan.take()) is not None:
+                worker.assigned[combo.key] = combo
+                worker.inbox.put(combo.model_dump_json())
+
+    async def _handle(self, report: WorkerReport, workers: list[_Worker], plan: WorkPlan) -> None:
+        worker = workers[report.worker]
+        if report.error is not None:
+            raise RunError(f"worker process {report.worker} stopped: {report.error}")
+        if report.row is not None:
+            worker.assigned.pop(report.row.key, None)
+            await plan.finish(report.row)
+
+    async def _replace_dead(self, workers: list[_Worker], plan: WorkPlan) -> None:
+        for worker in workers:
+            process = worker.process
+            if process is None or process.exitcode is None:
+                continue
+            why = f"worker process {worker.index} (pid {process.pid}) exited with code {process.exitcode}"
+            log.warning("%s while running %d episode(s)", why, len(worker.assigned))
+            lost = list(worker.assigned.values())
+            worker.assigned.clear()
+            for combo in lost:
+                await plan.lost(combo, why)
+            if self._replacements >= _MAX_REPLACEMENTS:
+                raise RunError(f"{why}; {_MAX_REPLACEMENTS} worker processes were replaced already, so the run "
+                               "stops (the rows written so far are kept: run again to resume)")
+            self._replacements += 1
+            self._start(worker)
+
+    def _stop(self, workers: list[_Worker]) -> None:
+        """Ask every worker to finish, then end those that do not within a few seconds."""
+        for worker in workers:
+            if worker.process is not None and worker.process.is_alive():
+                worker.inbox.put(None)
+        for worker in workers:
+            if worker.process is None:
+                continue
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+
+
+def _receive(outbox: Any) -> str | None:
+    try:
+        message: str = outbox.get(timeout=_POLL)
+    except queue.Empty:
+        return None
+    return message
+
+
+def _worker_main(factory: RunnerFactory, spec_json: str, index: int, inbox: Any, outbox: Any) -> None:
+    """A worker process: run every combination the driver sends, at once, until it sends None."""
+    _exit_with_parent()
+    WorkerSpec.model_validate_json(spec_json).apply()
+    asyncio.run(_serve(factory, spec_json, index, inbox, outbox))
+
+
+async def _serve(factory: RunnerFactory, spec_json: str, index: int, inbox: Any, outbox: Any) -> None:
+    try:
+        async with factory(spec_json) as runner:
+
+            async def one(combo: Combination) -> None:
+                row = await runner.run_combination(combo)
+                outbox.put(WorkerReport(worker=index, row=row).model_dump_json())
+
+            async with asyncio.TaskGroup() as group:
+                while (message := await asyncio.to_thread(inbox.get)) is not None:
+                    group.create_task(one(Combination.model_validate_json(message)))
+    except Exception as error:  # reported to the driver, which stops the run with it
+        outbox.put(WorkerReport(worker=index, error=f"{type(error).__name__}: {error}").model_dump_json())
+
+
+def _exit_with_parent() -> None:
+    """End this process when the driver dies (killed, say), so that no orphan keeps running episodes."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(3)
+
+    threading.Thread(target=watch, name="occusim-parent-watch", daemon=True).start()
