@@ -10,7 +10,9 @@ if TYPE_CHECKING:
 
 
 def _money(value: float | None) -> str:
-    return "unknown (no price)" if value is None else f"${value:,.4f}"
+    if value is None:
+        return "unknown (no price)"
+    return f"${value:,.2f}" if value >= 1 else f"${value:.6f}"
 
 
 def print_plan(plan: DryRun) -> None:
