@@ -12,53 +12,17 @@ from typing import Any
 import pytest
 
 from occusim.clients import RunConfig, run_batch
-from occusim.llm import ResponseCache, ScriptedReply, set_default_cache
-from occusim.testing import TASK_A, ProviderStub, ReplayWorld, Reply, ScriptedAgent, passing_judge
-
-
-class FakeProvider:
-    """An OpenAI-compatible chat endpoint on 127.0.0.1 that answers each model with a scripted responder
-    and keeps every request body it receives."""
-
-    def __init__(self, responders: dict[str, Any]) -> None:
-        self.responders = responders
-        self.stub = ProviderStub(self._complete)
-
-    @property
-    def api_base(self) -> str:
-        return self.stub.url
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        return self.stub.requests
-
-    def of(self, model: str) -> list[dict[str, Any]]:
-        return [body for body in self.requests if body["model"] == model]
-
-    def _complete(self, number: int, body: dict[str, Any], _key: str) -> Reply:
-        answer = self.responders[body["model"]](body["messages"], body)
-        reply = answer if isinstance(answer, ScriptedReply) else ScriptedReply(text=json.dumps(answer))
-        calls = [{"id": call.get("id") or f"call_{n}", "type": "function",
-                  "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}))}}
-                 for n, call in enumerate(reply.tool_calls)]
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-        if calls:
-            message["tool_calls"] = calls
-        return Reply({
-            "id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        })
+from occusim.llm import ResponseCache, set_default_cache
+from occusim.testing import TASK_A, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_judge
 
 
 @pytest.fixture
-def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedProvider]:
     agent = ScriptedAgent(lambda task_id, seed: "replay")
-    fake = FakeProvider({"fake-world": ReplayWorld(), "fake-agent": agent})
-    with fake.stub.running():
-        for role in ("WORLD_MODEL", "AGENT"):
-            monkeypatch.setenv(f"OCCUSIM_{role}_API_BASE", fake.api_base)
-            monkeypatch.setenv(f"OCCUSIM_{role}_API_KEY", "test-key")
+    fake = ScriptedProvider({"fake-world": ReplayWorld(), "fake-agent": agent})
+    with fake.running():
+        for name, value in fake.environment(("WORLD_MODEL", "AGENT")).items():
+            monkeypatch.setenv(name, value)
         yield fake
 
 
@@ -71,7 +35,7 @@ def config(**overrides: Any) -> RunConfig:
     return RunConfig(**values)
 
 
-async def test_each_trial_is_its_own_sample_and_a_rerun_is_served_from_the_cache(provider: FakeProvider,
+async def test_each_trial_is_its_own_sample_and_a_rerun_is_served_from_the_cache(provider: ScriptedProvider,
                                                                                   tmp_path: Path):
     cache = ResponseCache(tmp_path / "responses.sqlite")
     set_default_cache(cache)
@@ -105,7 +69,7 @@ async def test_each_trial_is_its_own_sample_and_a_rerun_is_served_from_the_cache
     assert {body["seed"] for body in provider.requests[requests_before:]} == {43}
 
 
-async def test_result_rows_count_the_faults_planned_and_met(provider: FakeProvider, tmp_path: Path):
+async def test_result_rows_count_the_faults_planned_and_met(provider: ScriptedProvider, tmp_path: Path):
     set_default_cache(ResponseCache(tmp_path / "responses.sqlite"))
     summary = await run_batch(config(faults=["E0", "E1", "E3"], trials=2, fault_count=1, fault_duration=1),
                               tmp_path / "run", show_progress=False)
