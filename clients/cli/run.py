@@ -126,7 +126,9 @@ def _workers(args: argparse.Namespace, models: list[str]) -> int | None:
     if args.executor == "ray":
         return None
     in_process = any(model.startswith(("scripted/", "local")) for model in models)
-    return 1 if in_process else os.cpu_count() or 1
+    # The cores this process may run on (a container's CPU set), not every core of the machine.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 1 if in_process else cores
 
 
 async def run(args: argparse.Namespace) -> int:
