@@ -1,12 +1,13 @@
 """Shared fixtures: OccuBench-format releases, a small valid scenario, an isolated response cache, the local
 model; and the rule that a test needing a missing service (PostgreSQL, Chromium, the MCP Inspector, the
-OccuBench sample) is skipped with the reason, or fails under CI=true, where everything must run."""
+OccuBench sample, Ray) is skipped with the reason, or fails under CI=true, where everything must run."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 import functools
+import importlib.util
 import os
 import shutil
 import socket
@@ -53,9 +54,16 @@ def _harness_missing() -> str | None:
     return f"no OccuBench sample with its harness at {sample} (set OCCUSIM_OCCUBENCH_PATH)"
 
 
+def _ray_missing() -> str | None:
+    if importlib.util.find_spec("ray") is None:
+        return "Ray is not installed (pip install 'occusim[ray]'; `make setup` installs it)"
+    return None
+
+
 REQUIREMENTS: dict[str, Callable[[], str | None]] = {
     "postgres": _postgres_missing,
     "occubench_harness": _harness_missing,
+    "ray": _ray_missing,
 }
 
 

@@ -18,9 +18,7 @@ from occusim.clients._batch import BatchRunner
 from occusim.clients._ray_executor import ACTOR_PREFIX
 from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_verdicts
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'occusim[ray]'")
-
-pytestmark = pytest.mark.load
+pytestmark = [pytest.mark.load, pytest.mark.ray]
 
 
 @pytest.fixture
@@ -28,6 +26,8 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedProvider]:
     """The model endpoint, its variables set (the driver sends them to the actors), and a 2-CPU Ray cluster."""
     fake = ScriptedProvider({"fake-world": ReplayWorld(), "fake-agent": ScriptedAgent(lambda task, seed: "replay"),
                              "fake-judge": passing_verdicts}, latency=0.1)
+    import ray
+
     with fake.running():
         for name, value in fake.environment().items():
             monkeypatch.setenv(name, value)
@@ -40,6 +40,8 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedProvider]:
 
 def _kill_one_actor(killed: list[int]) -> None:
     """SIGKILL the process of one of the run's actors (they all run on this machine)."""
+    import ray
+
     names = sorted(entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True)
                    if entry["name"].startswith(ACTOR_PREFIX))
     namespaces = {entry["name"]: entry["namespace"] for entry in ray.util.list_named_actors(all_namespaces=True)}
