@@ -128,6 +128,7 @@ async def test_two_workers_share_one_postgres_store(provider: ScriptedProvider, 
     assert all(episode.status == "judged" for episode in episodes)
 
 
+@pytest.mark.load
 async def test_a_killed_worker_process_has_its_episodes_run_again(provider: ScriptedProvider, tmp_path: Path):
     killed: list[int] = []
 
@@ -177,6 +178,7 @@ def run_args(out: Path, *extra: str) -> list[str]:
             "--concurrency", "2", "--no-cache", "--no-progress", "--out", str(out), *extra]
 
 
+@pytest.mark.load
 def test_a_run_killed_with_its_workers_resumes_with_one_row_per_combination(tmp_path: Path):
     fake = ScriptedProvider(responders(), latency=0.2)
     out = tmp_path / "out"
