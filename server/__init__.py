@@ -1,6 +1,13 @@
 """The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app."""
 
-from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
+from ._api_models import (
+    CreateEpisodeRequest,
+    CreateEpisodeResponse,
+    EpisodeView,
+    SubmitRequest,
+    ViewerLinkRequest,
+    ViewerLinkResponse,
+)
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -25,6 +32,7 @@ from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
 from ._store import EpisodeSummary, Judgment, Store
+from ._viewer_source import StoreEpisodes
 from ._world_model import Simulation, WorldModel
 from .app import create_app
 
@@ -68,10 +76,13 @@ __all__ = [
     "StepOutcome",
     "SubmitRequest",
     "Store",
+    "StoreEpisodes",
     "StoreError",
     "StoreUnavailableError",
     "StoreVersionError",
     "UnknownToolError",
+    "ViewerLinkRequest",
+    "ViewerLinkResponse",
     "WorldModel",
     "fault_rules",
     "fault_tally",

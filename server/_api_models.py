@@ -93,3 +93,16 @@ class Health(BaseModel):
     version: str
     tasks: int
     open_endpoints: int = Field(description="Episodes with a live MCP endpoint in this process.")
+
+
+class ViewerLinkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str | None = Field(
+        default=None, max_length=64, description="Open this episode's page; the index when unset.")
+    ttl_seconds: int = Field(default=900, ge=30, le=86400, description="How long the link works, in seconds.")
+
+
+class ViewerLinkResponse(BaseModel):
+    url: str = Field(description="Open in a browser: it grants the caller's episodes until expires_at.")
+    expires_at: datetime

@@ -9,7 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Mapping
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 TOKEN_PREFIX = "ept_"
 
@@ -60,3 +63,53 @@ class EpisodeTokens:
         if not token:
             return False
         return hmac.compare_digest(token.encode(), self.issue(episode_id).encode())
+
+
+@dataclass(frozen=True)
+class ViewerGrant:
+    """What a valid viewer link lets its holder see: one tenant's episodes (every episode when None)."""
+
+    tenant: str | None
+    expires_at: int
+
+
+class ViewerLinks:
+    """Short-lived signed links to the episode viewer: a tenant and an expiry, signed with the service key.
+
+    The signature is over a domain-separated message, so a link can never pass for an episode token.
+    """
+
+    def __init__(self, key: bytes, *, clock: Callable[[], float] = time.time) -> None:
+        self._key = key
+        self._clock = clock
+
+    def issue(self, tenant: str | None, ttl_seconds: int) -> tuple[str, int]:
+        """A token for `tenant` valid for `ttl_seconds`, and when it expires (Unix seconds)."""
+        expires_at = int(self._clock()) + ttl_seconds
+        payload = _b64(json.dumps({"tenant": tenant, "exp": expires_at}, separators=(",", ":")).encode())
+        return f"{payload}.{self._sign(payload)}", expires_at
+
+    def verify(self, token: str | None) -> ViewerGrant | None:
+        """The grant of a well-signed, unexpired token; None for anything else."""
+        if not token or token.count(".") != 1:
+            return None
+        payload, signature = token.split(".")
+        if not hmac.compare_digest(signature.encode(), self._sign(payload).encode()):
+            return None
+        try:
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except ValueError:
+            return None
+        tenant, expires_at = claims.get("tenant"), claims.get("exp")
+        if not isinstance(expires_at, int) or not (tenant is None or isinstance(tenant, str)):
+            return None
+        if expires_at <= self._clock():
+            return None
+        return ViewerGrant(tenant, expires_at)
+
+    def _sign(self, payload: str) -> str:
+        return _b64(hmac.new(self._key, b"occusim viewer link\0" + payload.encode(), hashlib.sha256).digest())
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")

@@ -11,7 +11,7 @@ import contextlib
 import os
 import re
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -352,6 +352,22 @@ class Store:
         async with self._read() as conn:
             row = (await conn.execute(query)).first()
         return None if row is None else JUDGMENTS.from_row(row._mapping)
+
+    async def latest_judgments(self, episode_ids: Sequence[str]) -> dict[str, Judgment]:
+        """The latest verdict of each of these episodes that has one, by episode id."""
+        found: dict[str, Judgment] = {}
+        ids = list(dict.fromkeys(episode_ids))
+        async with self._read() as conn:
+            for start in range(0, len(ids), 500):  # SQLite takes a bounded number of parameters
+                query = (
+                    select(judgments)
+                    .where(judgments.c.episode_id.in_(ids[start:start + 500]))
+                    .order_by(judgments.c.created_at, judgments.c.id)
+                )
+                for row in (await conn.execute(query)).all():
+                    judgment = JUDGMENTS.from_row(row._mapping)
+                    found[judgment.episode_id] = judgment
+        return found
 
 
 async def _status(conn: AsyncConnection, episode_id: str) -> EpisodeStatus:

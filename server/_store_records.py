@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from occusim.environments import EpisodeStatus, SimulationMode
+from occusim.environments import EpisodeStatus, FaultSettings, SimulationMode
 
 
 class EpisodeSummary(BaseModel):
@@ -19,6 +19,7 @@ class EpisodeSummary(BaseModel):
     status: EpisodeStatus
     world_model: str
     mode: SimulationMode
+    faults: FaultSettings = Field(default_factory=FaultSettings)
     tenant: str | None = None
     step_count: int = 0
     created_at: datetime

@@ -34,6 +34,7 @@ from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
+from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
 from ._store import Store
 
 log = logging.getLogger("occusim.server")
@@ -95,12 +96,16 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
             if owns_store:
                 await store.close()
 
-    return rest_app(
+    viewer = HostedViewer(hosted)
+    app = rest_app(
         title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
-        routers=[catalog_router(hosted), episode_router(hosted), judge],
+        routers=[catalog_router(hosted), episode_router(hosted), judge, viewer_link_router(hosted, viewer)],
         max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
         middleware=[Middleware(HostGuard, security=security), cors(settings.trusted_origins())], lifespan=lifespan,
     )
+    # The episode viewer's HTML pages (not part of the API document).
+    app.router.routes.append(viewer_mount(viewer))
+    return app
 
 
 def _harness(settings: ServiceSettings) -> HarnessPrompts | None:

@@ -4,6 +4,7 @@ Server processes register the scripted world models by importing `occusim.testin
 `occusim.testing.replay_worlds` (name one in OCCUSIM_SCRIPTED_MODELS).
 """
 
+from ._browser import Browser, BrowserError
 from ._judges import (
     ScriptedJudge,
     ballot,
@@ -47,8 +48,17 @@ from ._triage import (
     triage_catalog,
     triage_scenario,
 )
+from ._viewed_run import CLEAN, FAULTED, HOSTILE, HOSTILE_ID, ViewedRun, write_viewed_run
 
 __all__ = [
+    "CLEAN",
+    "FAULTED",
+    "HOSTILE",
+    "HOSTILE_ID",
+    "Browser",
+    "BrowserError",
+    "ViewedRun",
+    "write_viewed_run",
     "HANG",
     "STUB_KEY",
     "ProviderStub",

@@ -1,0 +1,77 @@
+"""A run folder for the viewer: one entry per result row, each episode's steps from the run's store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from occusim.environments import StepRecord
+from occusim.server import Store, StoreEpisodes
+from occusim.viewer import EpisodeDetail, EpisodeEntry
+
+from ._results import ResultRow, RunDir
+
+
+def store_missing(url: str) -> str | None:
+    """Why a store URL names no store yet (a SQLite file that does not exist); None when it may be read."""
+    parsed = make_url(Store(url).url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database or "")
+    return None if path.is_file() else f"no store at {path}"
+
+
+class RunEpisodes:
+    """A run folder read at each request: results.jsonl for the index, the store for each timeline.
+
+    `store` is the run's store, opened by the caller; None when the run has none (then pages show the rows).
+    """
+
+    def __init__(self, run_dir: RunDir, store: Store | None, *, store_note: str | None = None) -> None:
+        self.run_dir = run_dir
+        self.store = store
+        self.store_note = store_note
+        self.episodes = StoreEpisodes(store) if store is not None else None
+        self.title = str(run_dir.path)
+
+    async def _rows(self) -> list[ResultRow]:
+        return await asyncio.to_thread(self.run_dir.latest_rows)
+
+    async def entries(self) -> list[EpisodeEntry]:
+        entries = []
+        for row in await self._rows():
+            entry = _entry(row)
+            if self.episodes is not None and row.episode_id and "flags" in StepRecord.model_fields:
+                detail = await self.episodes.episode(row.episode_id)
+                if detail is not None:
+                    entry.flags = detail.entry.flags
+            entries.append(entry)
+        return entries
+
+    async def episode(self, episode_id: str) -> EpisodeDetail | None:
+        row = next((row for row in await self._rows() if row.episode_id == episode_id), None)
+        if row is None:
+            return None
+        stored = await self.episodes.episode(episode_id) if self.episodes is not None else None
+        entry = _entry(row)
+        if stored is not None:
+            entry.flags = stored.entry.flags
+        note = self.store_note if self.store is None else (
+            None if stored is not None else f"the run's store holds no episode {episode_id}, so no step is shown"
+        )
+        return EpisodeDetail(
+            entry=entry, record=stored.record if stored is not None else None,
+            verdict=row.verdict or (stored.verdict if stored is not None else None),
+            usage=dict(row.usage), final_answer=row.final_answer, duration_s=row.duration_s, note=note,
+        )
+
+
+def _entry(row: ResultRow) -> EpisodeEntry:
+    return EpisodeEntry(
+        episode_id=row.episode_id, task_id=row.task_id, scenario_id=row.scenario_id, category=row.category,
+        fault_mode=row.fault_mode, trial=row.trial, world_model=row.world_model, status=row.status,
+        passed=row.passed, score=row.score, steps=row.steps, faults=list(row.faults_injected), error=row.error,
+        created_at=row.finished_at,
+    )

@@ -1,0 +1,106 @@
+"""`occusim view`: browse a run's episodes (or a store's) in a local web page."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+
+DESCRIPTION = """\
+Serve a web viewer on this machine (127.0.0.1 only) and open it in the browser. The index lists the
+episodes with their ids and filters them by task, category, fault mode, outcome, world model and simulator
+flag; it works without JavaScript. An episode's page shows its timeline: each call with its arguments, the
+observation shown to the agent and, where a fault changed it, the true one beside it with the difference
+marked; each state patch and the state after it; the final answer; the verdict with every item, check, vote
+and reason; usage and latency.
+
+Give a RUN_DIR (the --out folder of `occusim run`: results.jsonl for the index, its store for the steps),
+or --db for a store alone (every episode in it, newest first). Both are read as they are, at each page
+load, so a running batch shows its episodes as they finish. Nothing is fetched from the network.
+"""
+
+EPILOG = """\
+examples:
+  occusim view runs/gpt41mini
+  occusim view runs/gpt41mini --port 8800 --no-browser
+  occusim view --db occusim.db
+  occusim view --db postgresql://occusim@db.internal/occusim
+"""
+
+DEFAULT_PORT = 7580
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="the --out folder of `occusim run`")
+    parser.add_argument("--db", metavar="URL",
+                        help="an episode store (SQLite path or URL, PostgreSQL URL); with RUN_DIR, the run's store")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--no-browser", action="store_true", help="print the address without opening a browser")
+
+
+def _fail(message: str) -> int:
+    print(f"occusim view: {message}", file=sys.stderr)
+    return 2
+
+
+async def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from occusim.clients import RunDir, RunError
+    from occusim.clients._viewer_run import RunEpisodes, store_missing
+    from occusim.environments import load_catalog
+    from occusim.server import Store, StoreEpisodes
+    from occusim.viewer import EpisodeSource, viewer_app
+
+    if args.run_dir is None and args.db is None:
+        return _fail("give a RUN_DIR (the --out folder of `occusim run`) or --db URL; see --help")
+    if not 0 <= args.port <= 65535:
+        return _fail(f"--port {args.port} is not a port number (0-65535)")
+    source: EpisodeSource
+    store: Store | None = None
+    if args.run_dir is not None:
+        run_dir = RunDir(args.run_dir)
+        try:
+            config = await asyncio.to_thread(run_dir.read_config)
+        except RunError as error:
+            return _fail(str(error))
+        url = args.db or config.db or run_dir.default_db
+        missing = store_missing(url)
+        if args.db is not None and missing is not None:
+            return _fail(f"{missing} (--db)")
+        if missing is None:
+            store = Store(url)
+            await store.init()
+        source = RunEpisodes(run_dir, store, store_note=f"{missing}: only the run's results are shown"
+                             if missing else None)
+    else:
+        missing = store_missing(args.db)
+        if missing is not None:
+            return _fail(f"{missing} (--db)")
+        store = Store(args.db)
+        await store.init()
+        source = StoreEpisodes(store, catalog=await asyncio.to_thread(load_catalog))
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", args.port))
+        listener.listen(128)  # before the browser is asked to connect
+    except OSError as error:
+        listener.close()
+        return _fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error}); choose another --port")
+    address = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    server = uvicorn.Server(uvicorn.Config(viewer_app(source), log_level="warning", lifespan="off"))
+    print(f"occusim view: serving {source.title} at {address} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    if not args.no_browser:
+        import webbrowser
+
+        webbrowser.open(address)
+    try:
+        await server.serve(sockets=[listener])
+    finally:
+        if store is not None:
+            await store.close()
+    return 0
+
