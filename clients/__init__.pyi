@@ -47,3 +47,5 @@ from ._results import RunConfig as RunConfig
 from ._results import RunDir as RunDir
 from ._results import RunError as RunError
 from ._results import load_rows as load_rows
+from ._viewer_run import RunEpisodes as RunEpisodes
+from ._viewer_run import store_missing as store_missing

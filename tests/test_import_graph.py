@@ -11,8 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # A package may import one on a lower level, or on its own level (llm reads environments' Usage). `rest` is
-# the REST layer the services share; `testing` (scenarios, scripted models, servers for tests) sits on top.
-LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "server": 3, "clients": 4, "testing": 5}
+# the REST layer the services share; `viewer` (the episode pages) sits below `server`, which serves them to
+# tenants, and `clients` (`occusim view`); `testing` (scenarios, scripted models, servers for tests) is on top.
+LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "viewer": 3, "server": 4, "clients": 5, "testing": 6}
 
 
 def _modules() -> dict[str, Path]:
@@ -65,7 +66,7 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_the_graph_holds_every_package(graph):
-    assert {_package(name) for name in graph} >= {"environments", "llm", "judge", "server", "clients"}
+    assert {_package(name) for name in graph} >= {"environments", "llm", "judge", "viewer", "server", "clients"}
 
 
 def test_imports_inside_functions_and_for_typing_count(tmp_path):

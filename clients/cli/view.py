@@ -48,8 +48,7 @@ def _fail(message: str) -> int:
 async def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from occusim.clients import RunDir, RunError
-    from occusim.clients._viewer_run import RunEpisodes, store_missing
+    from occusim.clients import RunDir, RunEpisodes, RunError, store_missing
     from occusim.environments import load_catalog
     from occusim.server import Store, StoreEpisodes
     from occusim.viewer import EpisodeSource, viewer_app

@@ -32,15 +32,18 @@ class Browser:
         commands_read, self._commands = os.pipe()
         self._answers_read, answers_write = os.pipe()
 
-        def wire() -> None:  # the child reads commands on fd 3 and writes answers on fd 4
-            os.dup2(commands_read, 3)
-            os.dup2(answers_write, 4)
+        def wire() -> None:
+            # The child reads commands on fd 3 and writes answers on fd 4; copies first, so that neither end
+            # is overwritten by the other's dup2. Both stay open: pass_fds keeps 3 and 4 past the closing.
+            reads, writes = os.dup(commands_read), os.dup(answers_write)
+            os.dup2(reads, 3)
+            os.dup2(writes, 4)
 
         self._process = subprocess.Popen(
             [self.executable, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
              "--disable-extensions", f"--user-data-dir={self.profile}", "about:blank"],
-            pass_fds=(commands_read, answers_write), preexec_fn=wire,
+            pass_fds=(3, 4), preexec_fn=wire,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         os.close(commands_read)

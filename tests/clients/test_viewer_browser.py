@@ -1,0 +1,105 @@
+"""`occusim view` for real: the command serves a run folder and headless Chromium navigates it, filters,
+opens an episode and sees the fault's difference; the screenshots are saved in the test's folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from occusim.clients.cli import main
+from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, Browser, free_port, write_viewed_run
+
+
+@pytest.fixture
+async def run_dir(tmp_path: Path) -> Path:
+    return (await write_viewed_run(tmp_path / "run")).folder
+
+
+@pytest.fixture
+def viewer(run_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """`occusim view RUN_DIR --no-browser` in its own process; yields the address it serves."""
+    port = free_port()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    process = subprocess.Popen([sys.executable, "-m", "occusim", "view", str(run_dir), "--port", str(port),
+                                "--no-browser"], env=env, stderr=subprocess.PIPE, text=True)
+    address = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx2.get(address, timeout=2).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"occusim view did not start: {process.stderr.read() if process.stderr else ''}")
+            time.sleep(0.2)
+        yield address
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _rows(page: Browser) -> list[str]:
+    return page.evaluate("Array.from(document.querySelectorAll('tr.episode td.id')).map(c => c.textContent.trim())")
+
+
+def test_navigate_filter_open_an_episode_and_see_the_fault(viewer: str, tmp_path: Path, chromium: str):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with Browser(chromium, tmp_path / "profile") as page:
+        page.goto(viewer)
+        assert _rows(page) == [CLEAN, FAULTED, HOSTILE_ID, "none"]
+        page.screenshot(shots / "1-index.png")
+
+        # Choose a fault mode as a user would; the page's script submits the form on change.
+        page.act_and_wait("const s = document.querySelector('select[name=fault]'); s.value = 'E2';"
+                          "s.dispatchEvent(new Event('change', {bubbles: true}))")
+        assert page.evaluate("location.search") == "?task=&category=&fault=E2&passed=&world_model="
+        assert _rows(page) == [FAULTED, HOSTILE_ID]
+        # And with the button, as without JavaScript.
+        page.act_and_wait("document.querySelector('select[name=passed]').value = 'no';"
+                          "document.querySelector('select[name=task]').value = 'chargeback/dispute';"
+                          "document.querySelector('form.filters button').click()")
+        assert _rows(page) == [FAULTED]
+        assert page.evaluate("document.getElementById('count').textContent") == "1 of 4 episodes"
+        page.screenshot(shots / "2-filtered.png")
+
+        page.act_and_wait(f"document.querySelector('a[href=\"/episodes/{FAULTED}\"]').click()")
+        assert page.evaluate("location.pathname") == f"/episodes/{FAULTED}"
+        diff = page.evaluate("Array.from(document.querySelectorAll('table.diff td.added mark'))"
+                             ".map(m => m.textContent.trim())")
+        assert diff == ['"amount": 89.99,']
+        # The marked line is visibly highlighted (the package's stylesheet loaded).
+        assert page.evaluate("getComputedStyle(document.querySelector('table.diff mark')).backgroundColor") \
+            == "rgb(255, 211, 107)"
+        assert page.evaluate("document.querySelectorAll('li.step').length") == 2
+        assert page.evaluate("document.querySelectorAll('table.votes tr.disagrees').length") == 1
+        page.screenshot(shots / "3-episode.png")
+
+        page.goto(viewer + f"episodes/{HOSTILE_ID}")
+        assert page.evaluate("window.pwned === undefined")
+        assert page.dialogs == []
+        assert page.evaluate("document.querySelector('pre.answer').textContent").startswith("<script>window.pwned")
+        page.screenshot(shots / "4-hostile.png")
+
+    for name in ("1-index", "2-filtered", "3-episode", "4-hostile"):
+        png = (shots / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_bad_arguments_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["view", "--no-browser"]) == 2
+    assert "give a RUN_DIR" in capsys.readouterr().err
+    assert main(["view", str(tmp_path), "--no-browser"]) == 2
+    assert "run.json not found" in capsys.readouterr().err
+    assert main(["view", "--db", str(tmp_path / "none.db"), "--no-browser"]) == 2
+    assert "no store at" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()

@@ -1,0 +1,129 @@
+"""The viewer's pages rendered from a real run folder and store: filters, timeline, verdict, escaping."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from occusim.clients import RunDir, RunEpisodes
+from occusim.environments import EpisodeRecord, StepRecord
+from occusim.server import Store
+from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
+from occusim.viewer import EpisodeEntry, Selection, timeline, viewer_app
+
+
+@pytest.fixture
+async def client(tmp_path: Path):
+    run = await write_viewed_run(tmp_path / "run")
+    store = Store(run.db)
+    await store.init()
+    app = viewer_app(RunEpisodes(RunDir(run.folder), store))
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+        yield http
+    await store.close()
+
+
+def _ids(page: str) -> list[str]:
+    return re.findall(r'<a href="/episodes/([^"]+)">', page)
+
+
+async def test_the_index_lists_every_episode_with_its_id(client):
+    page = (await client.get("/")).text
+
+    assert _ids(page) == [CLEAN, FAULTED, HOSTILE_ID]
+    assert "4 of 4 episodes" in page  # the infrastructure error is listed, without a link
+    assert "ProviderError: down" in page
+    assert '<select name="fault">' in page and '<select name="flag">' not in page  # no record carries flags
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("fault=E2", [FAULTED, HOSTILE_ID]),
+    ("passed=yes", [CLEAN]),
+    ("passed=no&task=chargeback/dispute", [FAULTED]),
+    ("category=Healthcare+%26+Life+Sciences", [HOSTILE_ID]),
+    ("world_model=world-y&fault=E0", [CLEAN]),
+    ("fault=E3", []),
+])
+async def test_filters_work_from_the_query_string(client, query, expected):
+    page = (await client.get(f"/?{query}")).text
+
+    assert _ids(page) == expected
+    for name, value in (part.split("=") for part in query.split("&")):
+        if name == "fault":
+            assert f'<option value="{value}" selected>' in page
+
+
+async def test_an_episode_page_shows_the_fault_beside_the_truth(client):
+    page = (await client.get(f"/episodes/{FAULTED}")).text
+
+    assert "fault implicit: drop_fields" in page and "dropped: amount" in page
+    assert re.search(r'<td class="added"><mark>\s*&#34;amount&#34;: 89.99,</mark></td>', page)
+    assert "State patch" in page and "State after step 1" in page
+    assert "Refunded the customer" in page  # the final answer
+    assert "The amount was never stated." in page and "Agrees with vote 1." in page  # every vote's reason
+    assert page.count('class="disagrees"') == 1  # vote 0 passed, the check failed
+    assert "agent</td>" in page and ">2000<" in page  # usage by role from the run's row
+    assert "1701 ms in all" in page  # 850 + 851
+
+
+async def test_an_unknown_episode_is_404(client):
+    assert (await client.get("/episodes/ep-none")).status_code == 404
+
+
+async def test_hostile_content_is_escaped_everywhere(client):
+    response = await client.get(f"/episodes/{HOSTILE_ID}")
+    page = response.text
+
+    assert "<script>window" not in page and "<img src=x" not in page
+    assert page.count("&lt;script&gt;window.pwned") >= 6  # arguments, observation, truth, error, answer, reasons
+    scripts = re.findall(r"<script[^>]*>", page)
+    assert scripts == ['<script src="/static/viewer.js" defer>']
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+
+
+async def test_the_local_app_refuses_other_host_names(client):
+    response = await client.get("/", headers={"Host": "rebound.example"})
+
+    assert response.status_code == 400
+
+
+async def test_assets_are_served_from_the_package(client):
+    css = await client.get("/static/viewer.css")
+    script = await client.get("/static/viewer.js")
+
+    assert css.status_code == 200 and "table.diff" in css.text
+    assert script.status_code == 200 and "submit()" in script.text
+    index = (await client.get("/")).text
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', index)  # nothing from another host
+
+
+def test_the_state_is_replayed_step_by_step():
+    record = EpisodeRecord(id="e", task_id="t", scenario_id="s", initial_state={"n": 0}, steps=[
+        StepRecord(index=0, tool="a", observation={}, state_patch=[{"op": "replace", "path": "/n", "value": 1}]),
+        StepRecord(index=1, tool="b", observation={}),
+        StepRecord(index=2, tool="c", observation={}, state_patch=[{"op": "remove", "path": "/missing"}]),
+    ])
+
+    views = timeline(record)
+
+    assert [view.state_after for view in views[:2]] == ['{\n  "n": 1\n}', '{\n  "n": 1\n}']
+    assert views[2].state_after is None and "from step 2 on" in (views[2].state_problem or "")
+
+
+def test_a_selection_keeps_entries_matching_every_filter():
+    entries = [EpisodeEntry(episode_id=str(n), task_id="t", scenario_id="s", fault_mode=mode, status="ok",
+                            passed=passed, flags=flags)
+               for n, (mode, passed, flags) in enumerate([("E0", True, []), ("E1", None, ["omission"]),
+                                                          ("E1", False, ["omission", "value_mismatch"])])]
+
+    def kept(query: dict[str, str]) -> list[str | None]:
+        return [entry.episode_id for entry in Selection.from_query(query).apply(entries)]
+
+    assert kept({}) == ["0", "1", "2"]
+    assert kept({"passed": "none"}) == ["1"]
+    assert kept({"flag": "omission", "passed": "no"}) == ["2"]
+    assert kept({"fault": "E1", "flag": "value_mismatch"}) == ["2"]
+    assert kept({"unknown": "x", "fault": ""}) == ["0", "1", "2"]
