@@ -10,7 +10,7 @@ import pytest
 
 from occusim.clients import RunDir, RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
-from occusim.server import Store
+from occusim.server import Store, StoreEpisodes
 from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 from occusim.viewer import EpisodeEntry, Selection, timeline, viewer_app
 
@@ -127,3 +127,19 @@ def test_a_selection_keeps_entries_matching_every_filter():
     assert kept({"flag": "omission", "passed": "no"}) == ["2"]
     assert kept({"fault": "E1", "flag": "value_mismatch"}) == ["2"]
     assert kept({"unknown": "x", "fault": ""}) == ["0", "1", "2"]
+
+
+async def test_a_store_alone_lists_its_episodes_newest_first_with_their_verdicts(tmp_path: Path):
+    run = await write_viewed_run(tmp_path / "run")
+    async with Store(run.db) as store:
+        app = viewer_app(StoreEpisodes(store))
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+            index = (await http.get("/")).text
+            failed_e2 = (await http.get("/?fault=E2&passed=no")).text
+            page = (await http.get(f"/episodes/{FAULTED}")).text
+            refused = await http.get("/episodes/bad%00id")
+
+    assert _ids(index) == [HOSTILE_ID, FAULTED, CLEAN]
+    assert _ids(failed_e2) == [HOSTILE_ID, FAULTED]
+    assert '<td class="added"><mark>' in page and "Agrees with vote 1." in page
+    assert refused.status_code == 404
