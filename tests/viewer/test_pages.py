@@ -12,7 +12,15 @@ from occusim.clients import RunDir, RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
 from occusim.server import Store, StoreEpisodes
 from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
-from occusim.viewer import EpisodeEntry, Selection, timeline, viewer_app
+from occusim.viewer import (
+    EpisodeDetail,
+    EpisodeEntry,
+    Selection,
+    render_episode,
+    render_index,
+    timeline,
+    viewer_app,
+)
 
 
 @pytest.fixture
@@ -143,3 +151,21 @@ async def test_a_store_alone_lists_its_episodes_newest_first_with_their_verdicts
     assert _ids(failed_e2) == [HOSTILE_ID, FAULTED]
     assert '<td class="added"><mark>' in page and "Agrees with vote 1." in page
     assert refused.status_code == 404
+
+
+def test_the_simulator_audits_flags_show_on_their_step():
+    class FlaggedStep(StepRecord):  # the shape of records that carry the per-step audit's flags
+        flags: list[dict[str, str]] = []
+
+    step = FlaggedStep(index=0, tool="get_dispute", observation={"amount": 12},
+                       flags=[{"kind": "value_mismatch", "detail": "amount is 89.99 in the state", "path": "/amount"}])
+    record = EpisodeRecord(id="e-1", task_id="t", scenario_id="s", steps=[step])
+    entry = EpisodeEntry(episode_id="e-1", task_id="t", scenario_id="s", fault_mode="E0", status="judged",
+                         flags=["value_mismatch"])
+
+    page = render_episode(EpisodeDetail(entry=entry, record=record), base="", source_title="test")
+
+    assert '<span class="badge flag" title="amount is 89.99 in the state">value_mismatch</span>' in page
+    assert "<b>value_mismatch</b> at <code>/amount</code>: amount is 89.99 in the state" in page
+    index = render_index([entry], {"flag": "value_mismatch"}, base="", source_title="test")
+    assert '<select name="flag">' in index and '<option value="value_mismatch" selected>' in index
