@@ -35,6 +35,7 @@ class RunEpisodes:
         self.store_note = store_note
         self.episodes = StoreEpisodes(store) if store is not None else None
         self.title = str(run_dir.path)
+        self.limited = False  # every row of the run is listed
 
     async def _rows(self) -> list[ResultRow]:
         return await asyncio.to_thread(self.run_dir.latest_rows)

@@ -55,7 +55,7 @@ def viewer_routes(source_for: SourceFor) -> list[BaseRoute]:
             return _denied(denied)
         entries = await source.entries()
         page = render_index(entries, dict(request.query_params), base=_base(request), source_title=source.title,
-                            limited=getattr(source, "limited", False))
+                            limited=source.limited)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
     async def episode(request: Request) -> Response:

@@ -51,6 +51,7 @@ class EpisodeSource(Protocol):
     """Where the viewer reads episodes from; read at each request, so a running batch shows as it goes."""
 
     title: str
+    limited: bool  # the last `entries()` stopped at the source's limit (the newest episodes only)
 
     async def entries(self) -> list[EpisodeEntry]: ...
 
