@@ -7,7 +7,6 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from occusim.environments import StepRecord
 from occusim.server import Store, StoreEpisodes
 from occusim.viewer import EpisodeDetail, EpisodeEntry
 
@@ -41,15 +40,7 @@ class RunEpisodes:
         return await asyncio.to_thread(self.run_dir.latest_rows)
 
     async def entries(self) -> list[EpisodeEntry]:
-        entries = []
-        for row in await self._rows():
-            entry = _entry(row)
-            if self.episodes is not None and row.episode_id and "flags" in StepRecord.model_fields:
-                detail = await self.episodes.episode(row.episode_id)
-                if detail is not None:
-                    entry.flags = detail.entry.flags
-            entries.append(entry)
-        return entries
+        return [_entry(row) for row in await self._rows()]
 
     async def episode(self, episode_id: str) -> EpisodeDetail | None:
         row = next((row for row in await self._rows() if row.episode_id == episode_id), None)
@@ -58,7 +49,7 @@ class RunEpisodes:
         stored = await self.episodes.episode(episode_id) if self.episodes is not None else None
         entry = _entry(row)
         if stored is not None:
-            entry.flags = stored.entry.flags
+            entry.flags = sorted(set(entry.flags) | set(stored.entry.flags))
         note = self.store_note if self.store is None else (
             None if stored is not None else f"the run's store holds no episode {episode_id}, so no step is shown"
         )
@@ -74,5 +65,11 @@ def _entry(row: ResultRow) -> EpisodeEntry:
         episode_id=row.episode_id, task_id=row.task_id, scenario_id=row.scenario_id, category=row.category,
         fault_mode=row.fault_mode, trial=row.trial, world_model=row.world_model, status=row.status,
         passed=row.passed, score=row.score, steps=row.steps, faults=list(row.faults_injected), error=row.error,
-        created_at=row.finished_at,
+        flags=_flag_kinds(row), created_at=row.finished_at,
     )
+
+
+def _flag_kinds(row: ResultRow) -> list[str]:
+    """The kinds of the simulator audit's flags on the row's steps, for rows that record them."""
+    steps = getattr(row, "flagged_steps", None) or []
+    return sorted({str(flag.kind) for step in steps for flag in getattr(step, "flags", [])})

@@ -29,7 +29,7 @@ class StoreEpisodes:
         self.title = title or (f"episodes of {tenant}" if scoped and tenant else repr(store))
         self.limit = limit
         self.limited = False
-        # Closed episodes do not change: their records are read once for the index's flags.
+        # A closed episode's steps do not change: its record is read once for the index's flags.
         self._closed: dict[str, EpisodeRecord] = {}
 
     async def entries(self) -> list[EpisodeEntry]:
@@ -74,7 +74,7 @@ class StoreEpisodes:
             return None
         if self.scoped and record.tenant != self.tenant:
             return None  # another tenant's episode is answered like a missing one
-        if record.status in ("judged", "expired"):
+        if record.status != "open":  # its steps no longer change
             self._closed[episode_id] = record
         return record
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from pydantic import BaseModel
 
-from occusim.clients import RunDir, RunEpisodes
+from occusim.clients import ResultRow, RunDir, RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
 from occusim.server import Store, StoreEpisodes
 from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
@@ -169,3 +170,23 @@ def test_the_simulator_audits_flags_show_on_their_step():
     assert "<b>value_mismatch</b> at <code>/amount</code>: amount is 89.99 in the state" in page
     index = render_index([entry], {"flag": "value_mismatch"}, base="", source_title="test")
     assert '<select name="flag">' in index and '<option value="value_mismatch" selected>' in index
+
+
+def test_a_runs_rows_give_the_index_their_flagged_steps():
+    from occusim.clients._viewer_run import _entry
+    from occusim.testing import synthetic_rows
+
+    class Flag(BaseModel):
+        kind: str
+
+    class Flagged(BaseModel):
+        flags: list[Flag]
+
+    class FlaggedRow(ResultRow):  # the shape of rows that record the per-step audit's findings
+        flagged_steps: list[Flagged] = []
+
+    row = FlaggedRow(**synthetic_rows()[0].model_dump(), flagged_steps=[
+        Flagged(flags=[Flag(kind="omission"), Flag(kind="value_mismatch")]), Flagged(flags=[Flag(kind="omission")])])
+
+    assert _entry(row).flags == ["omission", "value_mismatch"]
+    assert _entry(synthetic_rows()[0]).flags == []
