@@ -8,7 +8,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from occusim.environments import Usage
+from occusim.llm import sum_usage
 
 from ._diff import pretty
 from ._filters import Selection, filter_choices
@@ -44,7 +44,7 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
     steps = timeline(record) if record is not None else []
     usage = dict(detail.usage)
     if not usage and record is not None:
-        usage["world_model"] = _sum(step.usage for step in record.steps)
+        usage["world_model"] = sum_usage(step.usage for step in record.steps)
         if detail.verdict is not None:
             usage["judge"] = detail.verdict.usage
     final_answer = record.final_answer if record is not None else detail.final_answer
@@ -57,14 +57,3 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
     }
     return _environment().get_template("episode.html").render(context)
 
-
-def _sum(usages: Any) -> Usage:
-    total = Usage()
-    for usage in usages:
-        total.prompt_tokens += usage.prompt_tokens
-        total.completion_tokens += usage.completion_tokens
-        total.calls += usage.calls
-        total.cached_calls += usage.cached_calls
-        if usage.cost_usd is not None:
-            total.cost_usd = (total.cost_usd or 0.0) + usage.cost_usd
-    return total
