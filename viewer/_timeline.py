@@ -19,7 +19,7 @@ class StepView:
     diff: list[DiffRow] = field(default_factory=list)
     patch: str = ""
     state_after: str | None = None
-    state_problem: str | None = None
+    state_problem: str | None = None  # on the step whose recorded patch did not apply
     flags: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -35,11 +35,12 @@ def timeline(record: EpisodeRecord) -> list[StepView]:
     state: Any = copy.deepcopy(record.initial_state)
     broken: str | None = None
     for step in record.steps:
+        problem = None
         if broken is None and step.state_patch:
             try:
                 state = apply_json_patch(state, step.state_patch)
             except PatchError as error:
-                broken = f"the state cannot be replayed from step {step.index} on: {error}"
+                broken = problem = f"the state cannot be replayed from step {step.index} on: {error}"
         diff = side_by_side(step.observation, step.true_observation) if step.true_observation is not None else []
         views.append(StepView(
             step=step,
@@ -48,8 +49,10 @@ def timeline(record: EpisodeRecord) -> list[StepView]:
             shown=pretty(step.observation),
             diff=diff,
             patch=pretty(step.state_patch) if step.state_patch else "",
-            state_after=None if broken is not None or record.mode == "occubench" else pretty(state),
-            state_problem=broken,
+            # Shown where the state moved: a page of a long episode repeats no unchanged state.
+            state_after=pretty(state) if step.state_patch and broken is None and record.mode != "occubench"
+            else None,
+            state_problem=problem,
             flags=step_flags(step),
         ))
     return views

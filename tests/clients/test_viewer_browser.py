@@ -3,6 +3,7 @@ opens an episode and sees the fault's difference; the screenshots are saved in t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -22,12 +23,12 @@ async def run_dir(tmp_path: Path) -> Path:
     return (await write_viewed_run(tmp_path / "run")).folder
 
 
-@pytest.fixture
-def viewer(run_dir: Path, tmp_path: Path) -> Iterator[str]:
-    """`occusim view RUN_DIR --no-browser` in its own process; yields the address it serves."""
+@contextlib.contextmanager
+def serving(*arguments: str) -> Iterator[str]:
+    """`occusim view ARGUMENTS --no-browser` in its own process; yields the address it serves."""
     port = free_port()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
-    process = subprocess.Popen([sys.executable, "-m", "occusim", "view", str(run_dir), "--port", str(port),
+    process = subprocess.Popen([sys.executable, "-m", "occusim", "view", *arguments, "--port", str(port),
                                 "--no-browser"], env=env, stderr=subprocess.PIPE, text=True)
     address = f"http://127.0.0.1:{port}/"
     try:
@@ -45,6 +46,12 @@ def viewer(run_dir: Path, tmp_path: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture
+def viewer(run_dir: Path) -> Iterator[str]:
+    with serving(str(run_dir)) as address:
+        yield address
 
 
 def _rows(page: Browser) -> list[str]:
@@ -103,3 +110,13 @@ def test_bad_arguments_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["view", "--db", str(tmp_path / "none.db"), "--no-browser"]) == 2
     assert "no store at" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_store_alone_is_served_too(run_dir: Path):
+    with serving("--db", str(run_dir / "episodes.db")) as address:
+        index = httpx2.get(address, timeout=30).text
+        page = httpx2.get(f"{address}episodes/{FAULTED}", timeout=30).text
+
+    assert index.index(HOSTILE_ID) < index.index(FAULTED) < index.index(CLEAN)  # newest first
+    assert "3 of 3 episodes" in index
+    assert "fault implicit: drop_fields" in page and "<mark>" in page

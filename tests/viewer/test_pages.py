@@ -118,7 +118,7 @@ def test_the_state_is_replayed_step_by_step():
 
     views = timeline(record)
 
-    assert [view.state_after for view in views[:2]] == ['{\n  "n": 1\n}', '{\n  "n": 1\n}']
+    assert [view.state_after for view in views[:2]] == ['{\n  "n": 1\n}', None]  # step 1 changed nothing
     assert views[2].state_after is None and "from step 2 on" in (views[2].state_problem or "")
 
 
