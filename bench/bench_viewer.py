@@ -4,7 +4,8 @@ request) and one episode's page (timeline replayed from the store), through the 
 It writes a run folder of N episodes (result rows with a 12-message transcript each; S steps per episode in
 a SQLite store, one in three with an E2 fault beside its truth), then times M requests of each page and
 prints the median and the 95th percentile, and the ratio to the budget a person waits without noticing
-(index 1 s, episode page 0.5 s).
+(index 1 s, episode page 0.5 s); and the same for the index of the store alone (`occusim view --db`,
+the hosted pages), which reads the summaries, the verdicts and the steps' faults and flags.
 
 Environment: BENCH_EPISODES (default 500), BENCH_STEPS (default 8), BENCH_REQUESTS (default 20).
 """
@@ -24,14 +25,14 @@ import httpx2  # noqa: E402
 
 from occusim.clients import ResultRow, RunConfig, RunDir, RunEpisodes  # noqa: E402
 from occusim.environments import EpisodeRecord, FaultSettings, InjectedFault, StepRecord, Usage  # noqa: E402
-from occusim.server import Store  # noqa: E402
+from occusim.server import Store, StoreEpisodes  # noqa: E402
 from occusim.testing import transcript  # noqa: E402
 from occusim.viewer import viewer_app  # noqa: E402
 
 EPISODES = int(os.environ.get("BENCH_EPISODES", "500"))
 STEPS = int(os.environ.get("BENCH_STEPS", "8"))
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "20"))
-BUDGET = {"index": 1.0, "filtered index": 1.0, "episode": 0.5}
+BUDGET = {"index": 1.0, "filtered index": 1.0, "episode": 0.5, "store index": 1.0}
 
 
 async def write_run(folder: Path) -> None:
@@ -76,6 +77,15 @@ async def time_pages(folder: Path) -> dict[str, list[float]]:
                     response = await http.get(path)
                     timings[name].append(time.perf_counter() - started)
                     assert response.status_code == 200, response.text[:300]
+        # A store alone (`occusim view --db`, the hosted pages).
+        store_app = viewer_app(StoreEpisodes(store))
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=store_app),
+                                      base_url="http://127.0.0.1") as http:
+            for name in ["store index"] * REQUESTS:
+                started = time.perf_counter()
+                response = await http.get("/")
+                timings[name].append(time.perf_counter() - started)
+                assert response.status_code == 200, response.text[:300]
         return timings
 
 

@@ -274,7 +274,9 @@ class Store:
     async def list_episodes(self, *, status: EpisodeStatus | None = None, task_id: str | None = None,
                             tenant: str | None = None, limit: int = 100, offset: int = 0) -> list[EpisodeSummary]:
         """Episodes, newest first, filtered by status, task and tenant."""
-        query = select(episodes).order_by(episodes.c.created_at.desc(), episodes.c.id).limit(limit).offset(offset)
+        # The summary's columns only: the states (often the bulk of a row) are not read.
+        columns = [episodes.c[name] for name in EpisodeSummary.model_fields]
+        query = select(*columns).order_by(episodes.c.created_at.desc(), episodes.c.id).limit(limit).offset(offset)
         if status is not None:
             query = query.where(episodes.c.status == status)
         if task_id is not None:
@@ -352,6 +354,24 @@ class Store:
         async with self._read() as conn:
             row = (await conn.execute(query)).first()
         return None if row is None else JUDGMENTS.from_row(row._mapping)
+
+    async def step_fields(self, episode_ids: Sequence[str], fields: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """These fields of every step of these episodes, in step order, without the rest of the steps; a field
+        this store has no column for (written by an earlier release) is left out."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        ids = list(dict.fromkeys(episode_ids))
+        columns = [steps.c[name] for name in fields if name in steps.c]
+        async with self._read() as conn:
+            for start in range(0, len(ids), 500):  # SQLite takes a bounded number of parameters
+                query = (
+                    select(steps.c.episode_id, *columns)
+                    .where(steps.c.episode_id.in_(ids[start:start + 500]))
+                    .order_by(steps.c.episode_id, steps.c.step_index)
+                )
+                for row in (await conn.execute(query)).all():
+                    values = dict(row._mapping)
+                    found.setdefault(values.pop("episode_id"), []).append(values)
+        return found
 
     async def latest_judgments(self, episode_ids: Sequence[str]) -> dict[str, Judgment]:
         """The latest verdict of each of these episodes that has one, by episode id."""

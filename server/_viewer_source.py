@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
-from occusim.environments import Catalog, EpisodeRecord, StepRecord
+from occusim.environments import Catalog, EpisodeRecord
 from occusim.judge import Verdict
 from occusim.viewer import EpisodeDetail, EpisodeEntry, step_flags
 
@@ -29,26 +31,22 @@ class StoreEpisodes:
         self.title = title or (f"episodes of {tenant}" if scoped and tenant else repr(store))
         self.limit = limit
         self.limited = False
-        # A closed episode's steps do not change: its record is read once for the index's flags.
-        self._closed: dict[str, EpisodeRecord] = {}
 
     async def entries(self) -> list[EpisodeEntry]:
         summaries = await self.store.list_episodes(tenant=self.tenant if self.scoped else None, limit=self.limit)
         self.limited = len(summaries) >= self.limit
         judgments = await self.store.latest_judgments([summary.id for summary in summaries])
+        # The faults met and the audit's flags are on the steps: those two fields of every step, in one query.
+        marks = await self.store.step_fields([summary.id for summary in summaries], ["fault", "flags"])
         entries = []
         for summary in summaries:
             entry = self._entry(summary, judgments.get(summary.id))
-            if "flags" in StepRecord.model_fields:  # the simulator audit's flags, where records carry them
-                record = await self._record(summary.id)
-                if record is not None:
-                    entry.flags = sorted({flag["kind"] for step in record.steps for flag in step_flags(step)})
-                    entry.faults = [step.fault.label for step in record.steps if step.fault is not None]
+            entry.faults, entry.flags = _faults_and_flags(marks.get(summary.id, []))
             entries.append(entry)
         return entries
 
     async def episode(self, episode_id: str) -> EpisodeDetail | None:
-        record = await self._record(episode_id, cached=False)
+        record = await self._record(episode_id)
         if record is None:
             return None
         judgment = (await self.store.latest_judgments([episode_id])).get(episode_id)
@@ -63,19 +61,15 @@ class StoreEpisodes:
         entry.flags = sorted({flag["kind"] for step in record.steps for flag in step_flags(step)})
         return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note)
 
-    async def _record(self, episode_id: str, *, cached: bool = True) -> EpisodeRecord | None:
+    async def _record(self, episode_id: str) -> EpisodeRecord | None:
         if not EPISODE_ID.fullmatch(episode_id):
             return None  # no episode has such an id, and the store need not be asked (it may hold a NUL)
-        if cached and episode_id in self._closed:
-            return self._closed[episode_id]
         try:
             record = await self.store.load_episode(episode_id)
         except EpisodeNotFoundError:
             return None
         if self.scoped and record.tenant != self.tenant:
             return None  # another tenant's episode is answered like a missing one
-        if record.status != "open":  # its steps no longer change
-            self._closed[episode_id] = record
         return record
 
     def _entry(self, episode: EpisodeSummary | EpisodeRecord, judgment: Judgment | None) -> EpisodeEntry:
@@ -89,3 +83,10 @@ class StoreEpisodes:
             score=judgment.score if judgment is not None else None, created_at=episode.created_at,
         )
 
+
+
+def _faults_and_flags(steps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The labels of the faults the agent met, and the kinds of the audit's flags, from steps' stored fields."""
+    faults = [str(step["fault"].get("label", "")) for step in steps if isinstance(step.get("fault"), dict)]
+    kinds = {str(flag.get("kind")) for step in steps for flag in step.get("flags") or [] if isinstance(flag, dict)}
+    return faults, sorted(kinds)
