@@ -3,6 +3,7 @@ with split judge votes, an episode full of script-injection content, and an infr
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -60,8 +61,9 @@ def _verdict(task_id: str, episode_id: str, passed: bool, reason: str) -> Verdic
     )
 
 
-async def write_viewed_run(folder: Path) -> ViewedRun:
-    """Write run.json, results.jsonl and episodes.db (a real SQLite store) under `folder`."""
+async def write_viewed_run(folder: Path, store: Store | None = None) -> ViewedRun:
+    """Write run.json, results.jsonl and episodes.db (a real SQLite store) under `folder`; the episodes go to
+    `store` instead when one is given (opened by the caller)."""
     run_dir = RunDir(folder)
     run_dir.write_config(RunConfig(agent_model="agent-x", world_model="world-y", judge_model="judge-z",
                                    faults=["E0", "E2"]))
@@ -85,7 +87,9 @@ async def write_viewed_run(folder: Path) -> ViewedRun:
                   fault=InjectedFault(kind="implicit", label="stale", detail=HOSTILE), error=HOSTILE),
         ]),
     ]
-    async with Store(folder / "episodes.db") as store:
+    async with contextlib.AsyncExitStack() as stack:
+        if store is None:
+            store = await stack.enter_async_context(Store(folder / "episodes.db"))
         for number, (episode_id, task_id, mode, passed, reason, answer, steps) in enumerate(episodes):
             scenario_id = task_id.split("/")[0]
             when = started + timedelta(minutes=number)
