@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Lifespan
 
 from ._models import EpisodeSource
 from ._render import STATIC, render_episode, render_index
@@ -81,11 +82,13 @@ def _denied(denied: AccessDenied) -> Response:
     return PlainTextResponse(str(denied), status_code=denied.status_code, headers=PAGE_HEADERS | denied.headers)
 
 
-def viewer_app(source: EpisodeSource) -> Starlette:
-    """The local viewer over one source, for loopback only: other Host names (DNS rebinding) are refused."""
+def viewer_app(source: EpisodeSource, *, lifespan: Lifespan[Starlette] | None = None) -> Starlette:
+    """The local viewer over one source, for loopback only: other Host names (DNS rebinding) are refused.
+
+    `lifespan` runs around serving (to close what the source reads from when the server stops)."""
 
     async def fixed(_request: Request) -> EpisodeSource:
         return source
 
     loopback = Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
-    return Starlette(routes=viewer_routes(fixed), middleware=[loopback])
+    return Starlette(routes=viewer_routes(fixed), middleware=[loopback], lifespan=lifespan)

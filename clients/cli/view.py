@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import socket
 import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from occusim.server import Store
+    from occusim.viewer import EpisodeSource
 
 DESCRIPTION = """\
 Serve a web viewer on this machine (127.0.0.1 only) and open it in the browser. The index lists the
@@ -48,39 +55,12 @@ def _fail(message: str) -> int:
 async def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from occusim.clients import RunDir, RunEpisodes, RunError, store_missing
-    from occusim.environments import load_catalog
-    from occusim.server import Store, StoreEpisodes
-    from occusim.viewer import EpisodeSource, viewer_app
+    from occusim.viewer import viewer_app
 
     if args.run_dir is None and args.db is None:
         return _fail("give a RUN_DIR (the --out folder of `occusim run`) or --db URL; see --help")
     if not 0 <= args.port <= 65535:
         return _fail(f"--port {args.port} is not a port number (0-65535)")
-    source: EpisodeSource
-    store: Store | None = None
-    if args.run_dir is not None:
-        run_dir = RunDir(args.run_dir)
-        try:
-            config = await asyncio.to_thread(run_dir.read_config)
-        except RunError as error:
-            return _fail(str(error))
-        url = args.db or config.db or run_dir.default_db
-        missing = store_missing(url)
-        if args.db is not None and missing is not None:
-            return _fail(f"{missing} (--db)")
-        if missing is None:
-            store = Store(url)
-            await store.init()
-        source = RunEpisodes(run_dir, store, store_note=f"{missing}: only the run's results are shown"
-                             if missing else None)
-    else:
-        missing = store_missing(args.db)
-        if missing is not None:
-            return _fail(f"{missing} (--db)")
-        store = Store(args.db)
-        await store.init()
-        source = StoreEpisodes(store, catalog=await asyncio.to_thread(load_catalog))
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,17 +69,57 @@ async def run(args: argparse.Namespace) -> int:
     except OSError as error:
         listener.close()
         return _fail(f"cannot listen on 127.0.0.1:{args.port} ({error.strerror or error}); choose another --port")
-    address = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    server = uvicorn.Server(uvicorn.Config(viewer_app(source), log_level="warning", lifespan="off"))
-    print(f"occusim view: serving {source.title} at {address} (Ctrl+C to stop)", file=sys.stderr, flush=True)
-    if not args.no_browser:
-        import webbrowser
+    with listener:
+        opened = await _open(args)
+        if isinstance(opened, str):
+            return _fail(opened)
+        source, store = opened
 
-        webbrowser.open(address)
-    try:
+        @contextlib.asynccontextmanager
+        async def closing_the_store(_app: object) -> AsyncIterator[None]:
+            # Inside the server's shutdown, before it hands a Ctrl+C back as KeyboardInterrupt.
+            try:
+                yield
+            finally:
+                if store is not None:
+                    await store.close()
+
+        address = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        server = uvicorn.Server(uvicorn.Config(viewer_app(source, lifespan=closing_the_store), log_level="warning",
+                                               lifespan="on"))
+        print(f"occusim view: serving {source.title} at {address} (Ctrl+C to stop)", file=sys.stderr, flush=True)
+        if not args.no_browser:
+            import webbrowser
+
+            webbrowser.open(address)
         await server.serve(sockets=[listener])
-    finally:
-        if store is not None:
-            await store.close()
     return 0
 
+
+async def _open(args: argparse.Namespace) -> tuple[EpisodeSource, Store | None] | str:
+    """The episodes to serve and the store they are read from (opened here); or why they cannot be."""
+    from occusim.clients import RunDir, RunEpisodes, RunError, store_missing
+    from occusim.environments import load_catalog
+    from occusim.server import Store, StoreEpisodes
+
+    if args.run_dir is None:
+        missing = store_missing(args.db)
+        if missing is not None:
+            return f"{missing} (--db)"
+        store = Store(args.db)
+        await store.init()
+        return StoreEpisodes(store, catalog=await asyncio.to_thread(load_catalog)), store
+    run_dir = RunDir(args.run_dir)
+    try:
+        config = await asyncio.to_thread(run_dir.read_config)
+    except RunError as error:
+        return str(error)
+    url = args.db or config.db or run_dir.default_db
+    missing = store_missing(url)
+    if missing is not None:
+        if args.db is not None:
+            return f"{missing} (--db)"
+        return RunEpisodes(run_dir, None, store_note=f"{missing}: only the run's results are shown"), None
+    run_store = Store(url)
+    await run_store.init()
+    return RunEpisodes(run_dir, run_store), run_store

@@ -191,3 +191,16 @@ def test_a_runs_rows_give_the_index_their_flagged_steps():
 
     assert _entry(row).flags == ["omission", "value_mismatch"]
     assert _entry(synthetic_rows()[0]).flags == []
+
+
+async def test_a_run_without_its_store_still_shows_its_rows(tmp_path: Path):
+    run = await write_viewed_run(tmp_path / "run")
+    run.db.unlink()
+    app = viewer_app(RunEpisodes(RunDir(run.folder), None, store_note="no store at episodes.db"))
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+        index = (await http.get("/")).text
+        page = (await http.get(f"/episodes/{FAULTED}")).text
+
+    assert _ids(index) == [CLEAN, FAULTED, HOSTILE_ID]
+    assert "no store at episodes.db" in page and "Refunded the customer" in page  # the row's answer
+    assert "The amount was never stated." in page and 'class="step' not in page
