@@ -7,6 +7,8 @@ Server processes register the scripted world models by importing `occusim.testin
 from ._judges import (
     ScriptedJudge,
     ballot,
+    calibrated_ballot,
+    calibrated_judge,
     cut_short,
     fails_answer,
     garbage,
@@ -76,6 +78,8 @@ __all__ = [
     "ScriptedJudge",
     "TriageModel",
     "ballot",
+    "calibrated_ballot",
+    "calibrated_judge",
     "cut_short",
     "fails_answer",
     "free_port",
