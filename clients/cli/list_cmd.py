@@ -55,7 +55,7 @@ def catalog_markdown(scenarios: Iterable[Scenario]) -> str:
     rows = category_rows(scenarios)
     lines = ["| category | scenarios | tasks | occupations |", "|---|---:|---:|---|"]
     for category, found in rows:
-        occupations = ", ".join(sorted(s.occupation for s in found))
+        occupations = ", ".join(sorted(s.occupation for s in found)).replace("|", "\\|")
         lines.append(f"| {category} | {len(found)} | {sum(len(s.tasks) for s in found)} | {occupations} |")
     total = [s for _, found in rows for s in found]
     lines.append(f"| **all** | **{len(total)}** | **{sum(len(s.tasks) for s in total)}** | |")
