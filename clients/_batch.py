@@ -24,6 +24,7 @@ from occusim.environments import (
     Task,
     ToolErrorType,
     Usage,
+    add_exemplars,
     harness_source,
     load_catalog,
     load_harness,
@@ -154,6 +155,8 @@ class BatchRunner:
         config = self.config
         catalog = self.catalog if self.catalog is not None else load_catalog(config.sources)
         self.catalog = catalog
+        if config.exemplars:
+            add_exemplars(catalog, config.exemplars)
         tasks = catalog.select(config.tasks)
         if not tasks:
             raise RunError(f"no task matches {config.tasks!r}; see `occusim list` for task, scenario and category ids")

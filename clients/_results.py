@@ -64,6 +64,9 @@ class RunConfig(BaseModel):
     cache: bool = True
     db: str | None = Field(default=None, description="Episode store URL; default DIR/episodes.db.")
     judge_votes: int = Field(default=3, ge=1)
+    exemplars: str | None = Field(
+        default=None, description="A folder of judge exemplar files merged into the tasks' rubrics before judging."
+    )
     agent_temperature: float = Field(default=1.0, description="The agent samples, so that trials are independent.")
     agent_max_turns: int | None = Field(default=None, description="Model turns per episode; default max_steps + 5.")
     protocol: ProtocolName = Field(

@@ -3,6 +3,7 @@
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
+from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
 from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
 from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source
 from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
@@ -55,6 +56,10 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeStatus",
     "Exemplar",
+    "TaskExemplars",
+    "add_exemplars",
+    "read_exemplar_dir",
+    "write_exemplars",
     "FaultMode",
     "FaultSettings",
     "HarnessError",

@@ -1,6 +1,7 @@
 """Rubric scoring, the LLM judge and the judging service."""
 
 from ._agreement import Agreement, agreement, cohens_kappa
+from ._calibration import disagreement_exemplars, episode_excerpt, without_exemplars
 from ._errors import JudgeError, JudgeModelError
 from ._judge import MAX_VOTES, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
@@ -43,6 +44,8 @@ __all__ = [
     "check_tool_call",
     "cohens_kappa",
     "compare_labels",
+    "disagreement_exemplars",
+    "episode_excerpt",
     "counts_as_call",
     "judge",
     "judge_app",
@@ -53,5 +56,6 @@ __all__ = [
     "trajectory_from_messages",
     "trajectory_from_record",
     "verify_occubench",
+    "without_exemplars",
     "vote_seed",
 ]

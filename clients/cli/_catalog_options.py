@@ -21,11 +21,25 @@ def add_catalog_options(parser: argparse.ArgumentParser | Any, *, bundled_flag: 
         parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
 
 
-def load_catalog_from(args: argparse.Namespace):
-    """The catalog the options name; raises ScenarioErrors listing every problem in every source."""
-    from occusim.environments import load_catalog
+def add_exemplar_option(parser: argparse.ArgumentParser | Any) -> None:
+    """Add `--exemplars DIR`: judge exemplar files merged into their tasks' rubrics."""
+    parser.add_argument(
+        "--exemplars",
+        metavar="DIR",
+        help="also show the judge the exemplars in DIR (one YAML file per task, as --write-exemplars of "
+        "judge-agreement writes them)",
+    )
 
-    return load_catalog(args.source, bundled=not getattr(args, "no_bundled", False))
+
+def load_catalog_from(args: argparse.Namespace):
+    """The catalog the options name, with any --exemplars merged in; raises ScenarioErrors listing every
+    problem in every source."""
+    from occusim.environments import add_exemplars, load_catalog
+
+    catalog = load_catalog(args.source, bundled=not getattr(args, "no_bundled", False))
+    if getattr(args, "exemplars", None):
+        add_exemplars(catalog, args.exemplars)
+    return catalog
 
 
 def report_catalog_problems(command: str, problems: Sequence[object]) -> int:

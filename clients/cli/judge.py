@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._catalog_options import add_catalog_options, load_catalog_from
+from ._catalog_options import add_catalog_options, add_exemplar_option, load_catalog_from
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +28,8 @@ state and tool_call items are checked directly; llm items and the verification p
 votes, each seeing the checks in a different order and sent with its own seed. A vote whose answer is
 unusable (unparseable, or cut at the token limit) is asked again up to --judge-reasks times, then counts
 as a fail vote; a check no vote could answer is left undecided and the episode reported UNJUDGED.
---skip-llm scores only the deterministic items.
+--skip-llm scores only the deterministic items. The judge is shown the task's exemplars (expert
+verdicts on other episodes) and, with --exemplars DIR, those of DIR's files as well.
 Exit status: 0 when the episode was judged (whatever the verdict), 1 when it could not be, 2 on bad input.
 """
 
@@ -37,6 +38,7 @@ examples:
   occusim judge runs/ep-3f2a.json --judge-model openai/gpt-4.1
   occusim judge 3f2a9c0e --db postgresql+asyncpg://postgres@127.0.0.1/occusim --save
   occusim judge trajectory.json --source my-scenarios/ --skip-llm --json
+  occusim judge runs/ep-3f2a.json --judge-model openai/gpt-4.1 --exemplars calibration/
 """
 
 
@@ -56,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options of every command that runs the judge: where tasks come from, the model, votes, cache."""
     add_catalog_options(parser)
+    add_exemplar_option(parser)
     parser.add_argument("--judge-model", metavar="M", help="litellm model string of the judge")
     parser.add_argument("--votes", type=int, default=3, metavar="K", help="votes per llm check (default 3)")
     parser.add_argument("--seed", type=int, default=0, metavar="S",

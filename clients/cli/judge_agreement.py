@@ -11,7 +11,7 @@ from ._catalog_options import load_catalog_from
 from .judge import add_judge_options, apply_cache_option, expected_failures, judge_settings, report_failure
 
 if TYPE_CHECKING:
-    from occusim.environments import Catalog
+    from occusim.environments import Catalog, Task
     from occusim.judge import LabelComparison, LabeledEpisode
 
 DESCRIPTION = """\
@@ -23,14 +23,22 @@ One JSON object per line:
    "passed": true|false (optional, the expert's verdict on the whole task),
    "expert": "optional name", "note": "optional"}
 Tasks named by task_id are looked up in the bundled catalog plus any --source.
-Prints, per group (llm items, deterministic items, checks, tasks), the number of labels, the observed
-agreement, Cohen's kappa and the confusion counts, then every disagreement with the judge's reason.
+Each episode is judged twice: without exemplars, and with the exemplars its task carries (plus those of
+--exemplars DIR), so you see what the exemplars change. Prints, per group (llm items, deterministic items,
+checks, tasks), the number of labels, the observed agreement and Cohen's kappa of both, then the confusion
+counts and every disagreement of the judge with exemplars, with its reason.
+
+--write-exemplars DIR closes the calibration loop: every llm item or check label the judge (with
+exemplars) got wrong becomes an exemplar with the expert's verdict (the episode's calls, its final answer
+and the label's note as the reason), added to DIR/<task>.yaml. Judge with them with --exemplars DIR.
 """
 
 EPILOG = """\
 examples:
   occusim judge-agreement labels/triage.jsonl --judge-model openai/gpt-4.1 --votes 5
   occusim judge-agreement labels.jsonl --source occubench:path/to/OccuBench --json
+  occusim judge-agreement labels.jsonl --judge-model openai/gpt-4.1 --write-exemplars calibration/
+  occusim judge-agreement more-labels.jsonl --judge-model openai/gpt-4.1 --exemplars calibration/
 """
 
 
@@ -39,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_judge_options(parser)
     parser.add_argument(
         "--concurrency", type=int, default=4, metavar="N", help="episodes judged at once (default 4)"
+    )
+    parser.add_argument(
+        "--write-exemplars",
+        metavar="DIR",
+        help="write the judge's disagreements on llm labels as exemplars, one YAML file per task, into DIR",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -49,31 +62,70 @@ def run(args: argparse.Namespace) -> int:
     apply_cache_option(args)
     try:
         labelled = read_labels(args.labels)
-        needs_catalog = any(entry.task is None for _, entry in labelled) or bool(args.source)
+        needs_catalog = any(entry.task is None for _, entry in labelled) or bool(args.source or args.exemplars)
         catalog = load_catalog_from(args) if needs_catalog else None
-        comparisons = asyncio.run(_compare_all(args, labelled, catalog))
+        with_exemplars = asyncio.run(_compare_all(args, labelled, catalog, exemplars=True))
+        # Without any exemplar to leave out, the second run would only repeat the first.
+        shown = any(_task(entry, catalog).rubric.exemplars for _, entry in labelled)
+        without = asyncio.run(_compare_all(args, labelled, catalog, exemplars=False)) if shown else with_exemplars
+        written = _write_exemplars(args, with_exemplars, labelled) if args.write_exemplars else None
     except expected_failures() as error:
         return report_failure("judge-agreement", error)
-    groups = agreement_by_group(comparisons)
-    disagreements = [c for c in comparisons if c.judge is not None and c.judge != c.expert]
-    undecided = sum(1 for c in comparisons if c.judge is None)
+    groups = agreement_by_group(with_exemplars)
+    baseline = agreement_by_group(without)
+    disagreements = [c for c in with_exemplars if c.judge is not None and c.judge != c.expert]
+    undecided = sum(1 for c in with_exemplars if c.judge is None)
     if args.json:
-        print(json.dumps(_as_json(groups, disagreements, undecided, len(labelled)), indent=2))
+        report = _as_json(groups, disagreements, undecided, len(labelled))
+        report["without_exemplars"] = {
+            "undecided": sum(1 for c in without if c.judge is None),
+            "groups": _groups_json(baseline),
+        }
+        if written is not None:
+            report["exemplars_written"] = written
+        print(json.dumps(report, indent=2))
     else:
-        _print_tables(groups, disagreements, undecided, len(labelled))
+        _print_tables(groups, disagreements, undecided, len(labelled), baseline)
+        if written is not None:
+            files = len(written["files"])
+            print(f"wrote {written['exemplars']} new exemplar(s) for {files} task(s) into {args.write_exemplars}")
     return 0
 
 
+def _task(entry: LabeledEpisode, catalog: Catalog | None) -> Task:
+    return entry.task or catalog.task(entry.task_id or "")  # type: ignore[union-attr]
+
+
+def _write_exemplars(
+    args: argparse.Namespace, comparisons: list[LabelComparison], labelled: list[tuple[int, LabeledEpisode]]
+) -> dict:
+    from occusim.environments import write_exemplars
+    from occusim.judge import disagreement_exemplars
+
+    found = disagreement_exemplars(comparisons, dict(labelled))
+    files: dict[str, int] = {}
+    for task_id, exemplars in sorted(found.items()):
+        path, new = write_exemplars(args.write_exemplars, task_id, exemplars)
+        files[str(path)] = new
+    return {"exemplars": sum(files.values()), "files": files}
+
+
 async def _compare_all(
-    args: argparse.Namespace, labelled: list[tuple[int, LabeledEpisode]], catalog: Catalog | None
+    args: argparse.Namespace,
+    labelled: list[tuple[int, LabeledEpisode]],
+    catalog: Catalog | None,
+    *,
+    exemplars: bool,
 ) -> list[LabelComparison]:
-    from occusim.judge import JudgeError, compare_labels, judge
+    from occusim.judge import JudgeError, compare_labels, judge, without_exemplars
 
     gate = asyncio.Semaphore(max(1, args.concurrency))
     settings = judge_settings(args)
 
     async def one(line: int, entry: LabeledEpisode) -> list[LabelComparison]:
-        task = entry.task or catalog.task(entry.task_id or "")  # type: ignore[union-attr]
+        task = _task(entry, catalog)
+        if not exemplars:
+            task = without_exemplars(task)
         scenario = entry.scenario
         if scenario is None and catalog is not None and task.scenario in catalog.scenarios:
             scenario = catalog.scenario(task.scenario)
@@ -100,18 +152,7 @@ def _as_json(groups, disagreements, undecided: int, episodes: int) -> dict:
     return {
         "episodes": episodes,
         "undecided": undecided,
-        "groups": {
-            name: {
-                "labels": a.total,
-                "agreement": a.agreement,
-                "kappa": a.kappa,
-                "both_pass": a.both_pass,
-                "both_fail": a.both_fail,
-                "judge_only_pass": a.judge_only,
-                "expert_only_pass": a.expert_only,
-            }
-            for name, a in groups.items()
-        },
+        "groups": _groups_json(groups),
         "disagreements": [
             {
                 "line": c.line,
@@ -127,12 +168,34 @@ def _as_json(groups, disagreements, undecided: int, episodes: int) -> dict:
     }
 
 
-def _print_tables(groups, disagreements, undecided: int, episodes: int) -> None:
+def _groups_json(groups) -> dict:
+    return {
+        name: {
+            "labels": a.total,
+            "agreement": a.agreement,
+            "kappa": a.kappa,
+            "both_pass": a.both_pass,
+            "both_fail": a.both_fail,
+            "judge_only_pass": a.judge_only,
+            "expert_only_pass": a.expert_only,
+        }
+        for name, a in groups.items()
+    }
+
+
+def _print_tables(groups, disagreements, undecided: int, episodes: int, baseline) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"judge vs expert on {episodes} episodes")
+    effect = Table(title="what the exemplars change")
+    for column in ("labels", "n", "agreement without", "kappa without", "agreement with", "kappa with"):
+        effect.add_column(column, justify="left" if column == "labels" else "right")
+    for name in dict.fromkeys([*baseline, *groups]):
+        before, after = baseline.get(name), groups.get(name)
+        effect.add_row(name, str((after or before).total), *_figures(before), *_figures(after))
+    console.print(effect)
+    table = Table(title=f"judge (with exemplars) vs expert on {episodes} episodes")
     for column in (
         "labels",
         "n",
@@ -166,3 +229,9 @@ def _print_tables(groups, disagreements, undecided: int, episodes: int) -> None:
             verdicts = {True: "pass", False: "fail"}
             listing.add_row(str(c.line), c.episode_id, c.key, verdicts[c.judge], verdicts[c.expert], c.reason)
         console.print(listing)
+
+
+def _figures(a) -> tuple[str, str]:
+    if a is None or a.agreement is None:
+        return "-", "-"
+    return f"{a.agreement:.1%}", "undefined" if a.kappa is None else f"{a.kappa:.3f}"

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
+if TYPE_CHECKING:
+    from occusim.environments import Scenario
+
 DESCRIPTION = """\
 List the scenarios of the bundled catalog and of any --source (id, category, occupation, number of
-tools and tasks). --tasks lists every task too (id, difficulty, title).
+tools and tasks), then how many scenarios and tasks each category has. --tasks lists every task too (id,
+difficulty, title). --format markdown prints the per-category table as Markdown instead (the README's
+catalog table is this output).
 """
 
 EPILOG = """\
@@ -17,6 +24,7 @@ examples:
   occusim list
   occusim list --category healthcare-life-sciences --tasks
   occusim list --source occubench:path/to/OccuBench --no-bundled
+  occusim list --format markdown > catalog.md
 """
 
 
@@ -24,6 +32,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--category", metavar="C", help="only this category, by name or slug")
     add_catalog_options(parser)
     parser.add_argument("--tasks", action="store_true", help="also list every task")
+    parser.add_argument(
+        "--format",
+        choices=["table", "markdown"],
+        default="table",
+        help="table (default): tables of scenarios, categories and tasks; markdown: the per-category table",
+    )
+
+
+def category_rows(scenarios: Iterable[Scenario]) -> list[tuple[str, list[Scenario]]]:
+    """The categories in their canonical order, each with its scenarios; empty categories left out."""
+    from occusim.environments import CATEGORIES
+
+    by_category: dict[str, list[Scenario]] = {category: [] for category in CATEGORIES}
+    for scenario in scenarios:
+        by_category.setdefault(scenario.category, []).append(scenario)
+    return [(category, found) for category, found in by_category.items() if found]
+
+
+def catalog_markdown(scenarios: Iterable[Scenario]) -> str:
+    """A Markdown table: per category, its scenarios, tasks and occupations, then the totals."""
+    rows = category_rows(scenarios)
+    lines = ["| category | scenarios | tasks | occupations |", "|---|---:|---:|---|"]
+    for category, found in rows:
+        occupations = ", ".join(sorted(s.occupation for s in found)).replace("|", "\\|")
+        lines.append(f"| {category} | {len(found)} | {sum(len(s.tasks) for s in found)} | {occupations} |")
+    total = [s for _, found in rows for s in found]
+    lines.append(f"| **all** | **{len(total)}** | **{sum(len(s.tasks) for s in total)}** | |")
+    return "\n".join(lines) + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         s for s in catalog.scenarios.values() if wanted is None or category_slug(s.category) == wanted
     ]
 
+    if args.format == "markdown":
+        print(catalog_markdown(scenarios), end="")
+        return 0
     console = Console()
     table = Table(title=f"{len(scenarios)} scenarios, {sum(len(s.tasks) for s in scenarios)} tasks")
     table.add_column("scenario", no_wrap=True)
@@ -63,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
             str(len(scenario.tasks)),
         )
     console.print(table)
+    categories = Table(title="per category")
+    categories.add_column("category")
+    categories.add_column("scenarios", justify="right")
+    categories.add_column("tasks", justify="right")
+    for category, found in category_rows(scenarios):
+        categories.add_row(category, str(len(found)), str(sum(len(s.tasks) for s in found)))
+    console.print(categories)
     if args.tasks:
         tasks = Table(title="tasks")
         tasks.add_column("task", no_wrap=True)

@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument("--world-model", metavar="W", help="the model simulating the tools")
     models.add_argument("--judge-model", metavar="J", help="the model judging llm rubric items")
     models.add_argument("--judge-votes", type=int, default=3, metavar="K", help="judge votes per check (default 3)")
+    models.add_argument("--exemplars", metavar="DIR",
+                        help="also show the judge the exemplar files in DIR (as judge-agreement --write-exemplars "
+                             "writes them)")
     models.add_argument("--agent-temperature", type=float, default=1.0, metavar="T",
                         help="agent sampling temperature; each trial sends its own seed (default 1)")
     work = parser.add_argument_group("what to run")
@@ -152,9 +155,9 @@ async def run(args: argparse.Namespace) -> int:
             fault_duration=args.fault_duration, trials=args.trials, concurrency=args.concurrency,
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
-            judge_votes=args.judge_votes, agent_temperature=args.agent_temperature, protocol=args.protocol,
-            workers=_workers(args, models), executor=args.executor, ray_address=args.ray_address,
-            max_cost=args.max_cost,
+            judge_votes=args.judge_votes, exemplars=args.exemplars, agent_temperature=args.agent_temperature,
+            protocol=args.protocol, workers=_workers(args, models), executor=args.executor,
+            ray_address=args.ray_address, max_cost=args.max_cost,
         )
         if args.dry_run:
             from ._run_plan import print_plan

@@ -8,6 +8,8 @@ from ._browser import Browser, BrowserError
 from ._judges import (
     ScriptedJudge,
     ballot,
+    calibrated_ballot,
+    calibrated_judge,
     cut_short,
     fails_answer,
     garbage,
@@ -86,6 +88,8 @@ __all__ = [
     "ScriptedJudge",
     "TriageModel",
     "ballot",
+    "calibrated_ballot",
+    "calibrated_judge",
     "cut_short",
     "fails_answer",
     "free_port",

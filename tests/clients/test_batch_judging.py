@@ -82,3 +82,27 @@ def test_abstentions_and_ties_reach_the_row(tmp_path: Path, votes: int, expected
     assert row.status == "ok" and row.passed is False  # one pass against unreadable votes is not a pass
     assert row.judge_abstentions == row.judge_checks * (votes - 1) and row.judge_check_votes == row.judge_checks * votes
     assert row.judge_ties == (row.judge_checks if expected == "tie" else 0)
+
+
+def test_the_judge_of_a_run_is_shown_the_exemplars_of_the_folder(tmp_path: Path) -> None:
+    from occusim.environments import Catalog, Exemplar, load_catalog, write_exemplars
+
+    full, tasks = load_catalog(), Catalog()
+    for scenario in {full.task(TASK_A).scenario, full.task(TASK_B).scenario}:
+        tasks.add(full.scenario(scenario or ""), full.origins[scenario or ""])
+    seen: list[str] = []
+
+    def respond(messages: list[dict], request: dict) -> object:
+        seen.append(messages[1]["content"])
+        ids = request["response_schema"]["properties"]["verdicts"]["required"]
+        return {"verdicts": {i: {"passed": True, "reason": "r", "evidence_steps": []} for i in ids}}
+
+    item = next(i.id for i in full.task(TASK_A).rubric.items if i.kind == "llm")
+    folder = tmp_path / "calibration"
+    write_exemplars(folder, TASK_A, [Exemplar(item_id=item, excerpt="a team's own exemplar", passed=False)])
+    out = tmp_path / "out"
+    world = ReplayWorld(catalog=tasks).model
+    assert run(out, scripted_model(respond), "--exemplars", str(folder), "--judge-votes", "1", world=world) == 0
+    task_a = [prompt for prompt in seen if "a team's own exemplar" in prompt]
+    assert len(task_a) == 1 and len(seen) == 2
+    assert load_rows(out)[0].exemplars == str(folder)

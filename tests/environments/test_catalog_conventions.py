@@ -1,5 +1,6 @@
 """The bundled catalog keeps the conventions a reader relies on: declared tool effects hold in the golden
-solutions, and judge exemplars teach a boundary (a passing and a failing verdict on one `llm` item)."""
+solutions, and every task carries judge exemplars that teach a boundary (a passing and a failing verdict on
+one of its `llm` items)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from occusim.environments import LlmItem, Scenario, Task, load_catalog
 
 CATALOG = load_catalog()
 TASKS = sorted(CATALOG.tasks.values(), key=lambda t: t.id)
-WITH_EXEMPLARS = [task for task in TASKS if task.rubric.exemplars]
 
 
 def _scenario(task: Task) -> Scenario:
@@ -38,12 +38,12 @@ def test_golden_patches_respect_the_declared_tool_effects(task: Task):
     assert not problems, f"{task.id}: {problems}"
 
 
-def test_some_catalog_tasks_carry_exemplars():
-    # Guards the parametrized checks below against silently checking nothing.
-    assert WITH_EXEMPLARS
+def test_every_catalog_task_carries_exemplars():
+    assert TASKS
+    assert [task.id for task in TASKS if not task.rubric.exemplars] == []
 
 
-@pytest.mark.parametrize("task", WITH_EXEMPLARS, ids=[t.id for t in WITH_EXEMPLARS])
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 def test_exemplars_pass_and_fail_one_llm_item(task: Task):
     llm_items = {item.id for item in task.rubric.items if isinstance(item, LlmItem)}
     verdicts: dict[str | None, set[bool]] = defaultdict(set)
@@ -51,4 +51,4 @@ def test_exemplars_pass_and_fail_one_llm_item(task: Task):
         assert exemplar.item_id in llm_items, f"{task.id}: exemplar for {exemplar.item_id!r}, not an llm item"
         assert exemplar.excerpt.strip() and exemplar.explanation.strip(), f"{task.id}: exemplar without text"
         verdicts[exemplar.item_id].add(exemplar.passed)
-    assert all(seen == {True, False} for seen in verdicts.values()), f"{task.id}: {dict(verdicts)}"
+    assert verdicts and all(seen == {True, False} for seen in verdicts.values()), f"{task.id}: {dict(verdicts)}"
