@@ -15,9 +15,11 @@ from ._errors import LLMOutputError, ProviderAnswerError
 from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
 from ._local import local_endpoint
+from ._openai_http import DirectRoute, direct_route, lean_cost, post_chat
+from ._prices import load_prices
 from ._retry import RetryPolicy, with_retries
 from ._scripted import SCRIPTED_LITELLM_MODEL, mock_tool_calls, run_responder, scripted_responder
-from ._usage import usage_from_response
+from ._usage import litellm_cost, usage_from_response
 
 # Providers whose OpenAI-compatible servers accept response_format json_schema even where litellm's
 # capability map has no entry for the model name.
@@ -67,14 +69,24 @@ async def complete(
         "timeout": timeout,
         "role": role,
     }
+    route = None if config.is_scripted or config.is_local else direct_route(config)
     started = time.perf_counter()
     response = await with_retries(
-        lambda: _answer_of(_call_once(config, messages, request)),
+        lambda: _answer_of(_call_direct(route, messages, request) if route else _call_once(config, messages, request)),
         retry or RetryPolicy.from_env(),
         config.model,
         role,
     )
-    completion = _to_completion(response, config, latency_ms=(time.perf_counter() - started) * 1000.0)
+    latency_ms = (time.perf_counter() - started) * 1000.0
+    if config.is_scripted or config.is_local:
+        cost: float | None = 0.0
+    elif route is not None:
+        if route.priced_as is not None:
+            await load_prices()
+        cost = lean_cost(route, response)
+    else:
+        cost = litellm_cost(response)
+    completion = _to_completion(response, config, latency_ms, cost)
     if store is not None and key is not None:
         await store.put(key, completion)
     return completion
@@ -94,6 +106,18 @@ def _select_cache(
     if config.is_scripted or (temperature != 0 and seed is None):
         return None
     return default_cache()
+
+
+async def _call_direct(route: DirectRoute, messages: list[dict], request: dict[str, Any]) -> Any:
+    """The lean path: the request body litellm would send an OpenAI-compatible server, sent directly."""
+    body: dict[str, Any] = {"model": route.model, "messages": messages}
+    for name in ("temperature", "seed", "max_tokens", "tools"):
+        if request[name] is not None:
+            body[name] = request[name]
+    schema = request["response_schema"]
+    if schema is not None:
+        body["response_format"] = _response_format(schema)
+    return await post_chat(route, body, request["timeout"])
 
 
 async def _call_once(config: ModelConfig, messages: list[dict], request: dict[str, Any]) -> Any:
@@ -138,10 +162,7 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
 
     if schema is not None:
         if schema_native:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": _schema_name(schema), "schema": schema},
-            }
+            kwargs["response_format"] = _response_format(schema)
         else:
             kwargs["messages"] = _with_json_instruction(messages, schema)
     response = await litellm.acompletion(**kwargs)
@@ -184,6 +205,10 @@ def _supports_schema(litellm: Any, model: str) -> bool:
         return False
 
 
+def _response_format(schema: dict) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": _schema_name(schema), "schema": schema}}
+
+
 def _schema_name(schema: dict) -> str:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", str(schema.get("title") or "response"))
     return name[:64] or "response"
@@ -200,14 +225,14 @@ def _with_json_instruction(messages: list[dict], schema: dict) -> list[dict]:
     return [{"role": "system", "content": instruction}, *messages]
 
 
-def _to_completion(response: Any, config: ModelConfig, latency_ms: float) -> Completion:
+def _to_completion(response: Any, config: ModelConfig, latency_ms: float, cost: float | None) -> Completion:
     choice = response.choices[0]
     message = choice.message
     calls = [_tool_call(call, index) for index, call in enumerate(getattr(message, "tool_calls", None) or [])]
     return Completion(
         text=message.content or "",
         tool_calls=calls,
-        usage=usage_from_response(response, free=config.is_scripted or config.is_local),
+        usage=usage_from_response(response, cost),
         latency_ms=latency_ms,
         model=config.model,
         cached=False,

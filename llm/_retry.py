@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ._errors import LLMError, ProviderAnswerError, ProviderError
+from ._http_errors import ProviderHTTPError
 
 T = TypeVar("T")
 
@@ -43,6 +44,8 @@ def is_transient(error: BaseException) -> bool:
     """Rate limits, timeouts, connection failures, 5xx and malformed answers are worth retrying."""
     if isinstance(error, (TimeoutError, ProviderAnswerError)):
         return True
+    if isinstance(error, ProviderHTTPError):
+        return error.transient
     import openai
 
     if isinstance(error, (openai.RateLimitError, openai.APIConnectionError, openai.InternalServerError)):
@@ -55,12 +58,17 @@ def is_transient(error: BaseException) -> bool:
 
 
 def _hint(error: BaseException, role: str) -> str:
-    import openai
-
     env = f"OCCUSIM_{role.upper()}_"
-    if isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError)):
+    if isinstance(error, ProviderHTTPError):
+        refused, unknown = error.status_code in (401, 403), error.status_code == 404
+    else:
+        import openai
+
+        refused = isinstance(error, (openai.AuthenticationError, openai.PermissionDeniedError))
+        unknown = isinstance(error, openai.NotFoundError)
+    if refused:
         return f"check {env}API_KEY or the provider's key variable, e.g. OPENAI_API_KEY"
-    if isinstance(error, openai.NotFoundError):
+    if unknown:
         return f"check the model name in {env}MODEL / OCCUSIM_MODEL and {env}API_BASE"
     if is_transient(error):
         return "transient failure; raise OCCUSIM_LLM_RETRIES or try again later"
@@ -85,6 +93,8 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, mo
 
 
 def _is_provider_error(error: BaseException) -> bool:
+    if isinstance(error, (ProviderHTTPError, TimeoutError, ProviderAnswerError)):
+        return True
     import openai
 
     return isinstance(error, (openai.OpenAIError, TimeoutError, ProviderAnswerError))

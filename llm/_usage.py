@@ -1,4 +1,4 @@
-"""Token, cost and call accounting: per completion from litellm's response, and summed by role."""
+"""Token, cost and call accounting: per completion from the provider's response, and summed by role."""
 
 from __future__ import annotations
 
@@ -51,12 +51,11 @@ class UsageLedger:
         return f"UsageLedger({self.by_role!r})"
 
 
-def usage_from_response(response: Any, *, free: bool) -> Usage:
-    """Usage of one provider response; cost from litellm's price map where it knows the model."""
+def usage_from_response(response: Any, cost: float | None) -> Usage:
+    """Usage of one provider response that cost `cost` (None: unknown)."""
     raw = getattr(response, "usage", None)
     prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
     completion = int(getattr(raw, "completion_tokens", 0) or 0)
-    cost: float | None = 0.0 if free else _litellm_cost(response)
     return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1, cached_calls=0,
                  prompt_tokens_reused=_reused_tokens(raw))
 
@@ -72,7 +71,8 @@ def _reused_tokens(raw: Any) -> int:
     return cached if isinstance(cached, int) and cached > 0 else 0
 
 
-def _litellm_cost(response: Any) -> float | None:
+def litellm_cost(response: Any) -> float | None:
+    """The cost of a response litellm returned, from its price map where it knows the model."""
     import litellm
 
     hidden = getattr(response, "_hidden_params", None) or {}

@@ -1,5 +1,6 @@
-"""Malformed and failing provider answers, from a real loopback provider through litellm: typed, retried,
-and told apart from the caller's own mistakes; the provider's text reaches the operator with secrets redacted."""
+"""Malformed and failing provider answers, from a real loopback provider through the lean path and through
+litellm: typed, retried, and told apart from the caller's own mistakes; the provider's text reaches the
+operator with secrets redacted."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ from occusim.testing import STUB_KEY, Reply, completion_body, provider_stub
 
 USER = [{"role": "user", "content": "ping"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)
+
+
+@pytest.fixture(autouse=True, params=["lean", "litellm"])
+def gateway_path(request, monkeypatch):
+    monkeypatch.setenv("OCCUSIM_LEAN_HTTP", "1" if request.param == "lean" else "0")
 
 MALFORMED = {
     "no choices": {"id": "x", "object": "chat.completion", "choices": []},

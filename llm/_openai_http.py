@@ -1,0 +1,173 @@
+"""The lean path to OpenAI-compatible endpoints (`openai/*` and `hosted_vllm/*` given an API base): one async
+httpx POST per call and a plain JSON parse, without litellm's per-call bookkeeping."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+
+from ._config import ModelConfig
+from ._errors import ProviderAnswerError
+from ._http_errors import APIConnectionError, Timeout, status_error
+from ._prices import listed_cost
+
+# Provider prefix -> the environment variables litellm reads for its API base and key, in its order.
+_PROVIDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "openai/": (("OPENAI_BASE_URL", "OPENAI_API_BASE"), ("OPENAI_API_KEY",)),
+    "hosted_vllm/": (("HOSTED_VLLM_API_BASE",), ("HOSTED_VLLM_API_KEY",)),
+}
+# OCCUSIM_LEAN_HTTP=0 sends these models through litellm too (to compare the paths, or as a fallback).
+SWITCH = "OCCUSIM_LEAN_HTTP"
+
+
+@dataclass(frozen=True)
+class DirectRoute:
+    """Where a lean call goes: the chat completions URL, the model name sent, the key, the price entry."""
+
+    url: str
+    model: str
+    api_key: str | None
+    priced_as: str | None
+
+
+def direct_route(config: ModelConfig) -> DirectRoute | None:
+    """The lean route for `config`, or None when litellm must serve it."""
+    if os.environ.get(SWITCH, "").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    for prefix, (base_names, key_names) in _PROVIDERS.items():
+        if not config.model.startswith(prefix):
+            continue
+        base = config.api_base or _first_set(base_names)
+        if not base:
+            return None
+        name = config.model[len(prefix):]
+        # litellm prices openai/* by the bare name and has no prices for self-hosted vLLM models.
+        priced_as = name if prefix == "openai/" else None
+        return DirectRoute(base.rstrip("/") + "/chat/completions", name, config.api_key or _first_set(key_names),
+                           priced_as)
+    return None
+
+
+def _first_set(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+
+
+def _client() -> httpx.AsyncClient:
+    """One pooled client per event loop: connections are kept alive between calls."""
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=1024),
+            timeout=None,
+            trust_env=False,
+        )
+        _clients[loop] = client
+    return client
+
+
+async def post_chat(route: DirectRoute, body: dict[str, Any], timeout: float) -> Any:  # noqa: ASYNC109 - the request's own deadline
+    """POST one chat completion request; the answer as attribute objects (`.choices[0].message...`).
+
+    Error statuses, connection failures and timeouts raise ProviderHTTPError subclasses; a body that is not
+    a chat completion raises ProviderAnswerError.
+    """
+    headers = {"content-type": "application/json"}
+    if route.api_key:
+        headers["authorization"] = f"Bearer {route.api_key}"
+    content = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    try:
+        response = await _client().post(route.url, content=content, headers=headers, timeout=timeout)
+    except httpx.TimeoutException as error:
+        raise Timeout(f"no answer from {route.url} within {timeout:g} s ({type(error).__name__})") from error
+    except httpx.HTTPError as error:
+        raise APIConnectionError(f"cannot reach {route.url}: {type(error).__name__}: {error}") from error
+    if response.status_code >= 400:
+        raise status_error(response.status_code, _error_message(response))
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        raise ProviderAnswerError(f"the provider's answer is not JSON: {response.text[:200]!r}") from None
+    return answer_of(data)
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        return response.text[:500] or response.reason_phrase
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return response.text[:500] or response.reason_phrase
+
+
+def answer_of(data: Any) -> Any:
+    """A chat completion body as attribute objects; ProviderAnswerError where its structure is not one.
+    (What the fields may hold is then checked once for both paths by the gateway.)"""
+    if not isinstance(data, dict):
+        raise ProviderAnswerError(f"the provider's answer is {type(data).__name__}, not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise ProviderAnswerError("the provider answered with no choices")
+    parsed = []
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise ProviderAnswerError("a choice in the provider's answer is not an object")
+        message = choice.get("message")
+        if message is not None and not isinstance(message, dict):
+            raise ProviderAnswerError("the provider's message is not an object")
+        parsed.append(SimpleNamespace(
+            finish_reason=choice.get("finish_reason"),
+            message=None if message is None else _message(message),
+        ))
+    usage = data.get("usage")
+    return SimpleNamespace(choices=parsed, usage=SimpleNamespace(**usage) if isinstance(usage, dict) else None)
+
+
+def _message(message: dict[str, Any]) -> SimpleNamespace:
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        calls = [_tool_call(call) for call in calls]
+    return SimpleNamespace(content=message.get("content"), tool_calls=calls or None)
+
+
+def _tool_call(call: Any) -> SimpleNamespace:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict):
+        raise ProviderAnswerError("a tool call in the provider's answer has no function object")
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        raise ProviderAnswerError("a tool call's arguments in the provider's answer are not a string")
+    return SimpleNamespace(id=call.get("id"), function=SimpleNamespace(name=function.get("name"), arguments=arguments))
+
+
+def lean_cost(route: DirectRoute, response: Any) -> float | None:
+    """The call's cost as litellm reckons it, from the price map; None for an unpriced model."""
+    if route.priced_as is None:
+        return None
+    usage = response.usage
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return listed_cost(
+        route.priced_as,
+        int(getattr(usage, "prompt_tokens", 0) or 0),
+        int(getattr(usage, "completion_tokens", 0) or 0),
+        int(cached or 0),
+    )

@@ -1,0 +1,188 @@
+"""The lean path to OpenAI-compatible endpoints, against a real loopback HTTP stub: what it sends, what it
+returns (the same Completion litellm's path returns), its cache, retries, usage, cost and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from occusim.llm import Completion, ModelConfig, ProviderAnswerError, ProviderError, RetryPolicy, complete
+from occusim.testing import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
+
+USER = [{"role": "system", "content": "You simulate a desk."}, {"role": "user", "content": "ping"}]
+FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": "Find a record.",
+                                           "parameters": {"type": "object", "properties": {"id": {"type": "string"}},
+                                                          "required": ["id"]}}}]
+SCHEMA = {"title": "observation", "type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+def answer(content: str | None, *, calls: list[dict] | None = None, cached_tokens: int | None = None,
+           finish_reason: str = "stop") -> dict:
+    body = completion_body(content, finish_reason=finish_reason)
+    body["usage"] = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
+    if cached_tokens is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    if calls:
+        body["choices"][0]["message"]["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            for i, (name, arguments) in enumerate(calls)
+        ]
+    return body
+
+
+def same(completion: Completion) -> Completion:
+    return replace(completion, latency_ms=0.0)
+
+
+async def both_paths(monkeypatch, stub: ProviderStub, model: str, **options) -> tuple[Completion, Completion]:
+    config = ModelConfig(model=model, api_base=stub.url, api_key=STUB_KEY)
+    lean = await complete(config, USER, cache=False, retry=FAST, **options)
+    monkeypatch.setenv("OCCUSIM_LEAN_HTTP", "0")
+    through_litellm = await complete(config, USER, cache=False, retry=FAST, **options)
+    monkeypatch.delenv("OCCUSIM_LEAN_HTTP")
+    return lean, through_litellm
+
+
+CASES = {
+    "text, priced, cached prompt tokens": ("openai/gpt-4o-mini", answer("pong", cached_tokens=400), {}),
+    "text, priced": ("openai/gpt-4.1", answer("pong"), {"max_tokens": 64, "seed": 7}),
+    "tool calls, unpriced": (
+        "openai/fake-agent",
+        answer(None, calls=[("lookup", '{"id":"Zürich-7"}'), ("lookup", "")], finish_reason="tool_calls"),
+        {"tools": TOOLS, "temperature": None},
+    ),
+    "schema answer, vLLM": ("hosted_vllm/qwen", answer('{"ok": true}'), {"response_schema": SCHEMA}),
+    "cut at the token limit": ("openai/gpt-4o-mini", answer("part", finish_reason="length"), {"max_tokens": 3}),
+}
+
+
+@pytest.mark.parametrize(("model", "body", "options"), CASES.values(), ids=CASES.keys())
+async def test_the_lean_path_sends_and_returns_what_litellm_does(monkeypatch, model, body, options):
+    with ProviderStub(lambda _n, _body, _key: Reply(body)).running() as stub:
+        lean, through_litellm = await both_paths(monkeypatch, stub, model, **options)
+
+    assert same(lean) == same(through_litellm)
+    sent_lean, sent_litellm = stub.requests
+    assert sent_lean == sent_litellm
+    assert sent_lean["model"] == model.split("/", 1)[1]
+
+
+async def test_usage_and_cost_follow_the_price_map():
+    with provider_stub(Reply(answer("pong", cached_tokens=400))) as stub:
+        priced = await complete(replace(stub.model, model="openai/gpt-4o-mini"), USER, cache=False)
+        unpriced = await complete(stub.model, USER, cache=False)
+
+    assert (priced.usage.prompt_tokens, priced.usage.completion_tokens, priced.usage.calls) == (1200, 300, 1)
+    # gpt-4o-mini: 800 fresh prompt tokens at 0.15 $/M, 400 cached at 0.075 $/M, 300 output at 0.6 $/M.
+    assert priced.usage.cost_usd == pytest.approx(800 * 0.15e-6 + 400 * 0.075e-6 + 300 * 0.6e-6)
+    assert unpriced.usage.cost_usd is None and unpriced.usage.calls == 1
+
+
+async def test_a_repeated_request_is_served_from_the_cache(tmp_path):
+    from occusim.llm import ResponseCache
+
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    with provider_stub(Reply(answer("pong"))) as stub:
+        first = await complete(stub.model, USER, cache=cache)
+        again = await complete(stub.model, USER, cache=cache)
+    cache.close()
+
+    assert len(stub.requests) == 1
+    assert (first.cached, again.cached, again.text) == (False, True, "pong")
+    assert (again.usage.calls, again.usage.cached_calls) == (0, 1)
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504, 408])
+async def test_transient_statuses_are_retried(status):
+    with provider_stub(Reply({"error": {"message": "busy"}}, status=status), Reply(answer("pong"))) as stub:
+        completion = await complete(stub.model, USER, cache=False, retry=FAST)
+
+    assert completion.text == "pong"
+    assert len(stub.requests) == 2
+
+
+ERRORS = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError", 422: "BadRequestError",
+          429: "RateLimitError", 500: "InternalServerError", 502: "BadGatewayError", 503: "ServiceUnavailableError"}
+
+
+@pytest.mark.parametrize(("status", "kind"), ERRORS.items())
+async def test_errors_are_summarised_as_on_the_litellm_path(monkeypatch, status, kind):
+    body = {"error": {"message": f"status {status} from the stub", "type": "x"}}
+    summaries = []
+    with provider_stub(Reply(body, status=status)) as stub:
+        for lean in ("1", "0"):
+            monkeypatch.setenv("OCCUSIM_LEAN_HTTP", lean)
+            with pytest.raises(ProviderError) as raised:
+                await complete(stub.model, USER, cache=False, retry=FAST)
+            summaries.append(raised.value.summary)
+            assert f"status {status} from the stub" in str(raised.value)
+
+    attempts = "3 attempts" if status >= 429 else "1 attempt"
+    assert summaries == [f"HTTP {status} {kind} after {attempts}"] * 2
+
+
+async def test_a_hanging_endpoint_times_out_and_is_retried():
+    with provider_stub(HANG) as stub:
+        with pytest.raises(ProviderError) as raised:
+            await complete(stub.model, USER, cache=False, retry=FAST, timeout=0.2)
+
+    assert len(stub.requests) == 3
+    assert raised.value.error_type == "Timeout" and raised.value.summary == "Timeout after 3 attempts"
+
+
+async def test_an_unreachable_endpoint_is_a_connection_error():
+    config = ModelConfig(model="openai/stub", api_base="http://127.0.0.1:9/v1")
+    with pytest.raises(ProviderError) as raised:
+        await complete(config, USER, cache=False, retry=FAST)
+
+    assert raised.value.error_type == "APIConnectionError" and raised.value.attempts == 3
+
+
+GARBAGE = {
+    "tool call without a function object": {"choices": [{"message": {"content": None, "tool_calls": [{"id": "1"}]}}]},
+    "arguments not a string": {
+        "choices": [{"message": {"content": None, "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}}]
+    },
+    "truncated JSON": b'{"choices": [{"message": {"content": "po',
+    "a list": [],
+    "choice not an object": {"choices": ["pong"]},
+}
+
+
+@pytest.mark.parametrize("body", GARBAGE.values(), ids=GARBAGE.keys())
+async def test_garbage_bodies_are_provider_answer_errors(body):
+    with provider_stub(Reply(body)) as stub:
+        with pytest.raises(ProviderError) as raised:
+            await complete(stub.model, USER, cache=False, retry=FAST)
+
+    assert isinstance(raised.value.cause, ProviderAnswerError)
+    assert len(stub.requests) == 3
+
+
+async def test_the_api_base_may_come_from_the_environment(monkeypatch):
+    with provider_stub(Reply(answer("pong"))) as stub:
+        monkeypatch.setenv("OPENAI_API_BASE", stub.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+        completion = await complete("openai/stub", USER, cache=False)
+
+    assert completion.text == "pong" and stub.requests[0]["model"] == "stub"
+
+
+def test_the_lean_path_imports_neither_litellm_nor_the_openai_sdk():
+    with provider_stub(Reply(answer("pong"))) as stub:
+        script = (
+            "import asyncio, json, sys\n"
+            "from occusim.llm import ModelConfig, complete\n"
+            f"config = ModelConfig(model='openai/gpt-4o-mini', api_base={stub.url!r}, api_key='k')\n"
+            "completion = asyncio.run(complete(config, [{'role': 'user', 'content': 'ping'}], cache=False))\n"
+            "print(json.dumps([completion.text, 'litellm' in sys.modules, 'openai' in sys.modules]))\n"
+        )
+        ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == ["pong", False, False]
