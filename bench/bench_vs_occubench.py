@@ -169,6 +169,7 @@ def main() -> int:
     parser.add_argument("--paths", default="lean", help="occusim gateway paths to run: lean, litellm (default lean)")
     parser.add_argument("--skip-occubench", action="store_true", help="run occusim only")
     parser.add_argument("--profile", action="store_true", help="also sample occusim's CPU per component")
+    parser.add_argument("--keep", type=Path, help="copy the logs and the raw profile to this folder")
     args = parser.parse_args()
     sample = occubench_sample_path()
     if not (sample / "occubench").is_dir():
@@ -211,6 +212,10 @@ def main() -> int:
                 for component, count in totals.most_common():
                     print(f"  {component:<18} {count / whole:6.1%}  ({count} samples)")
         finally:
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                for kept in [*folder.glob("*.log"), *folder.glob("profile.txt")]:
+                    shutil.copy(kept, args.keep / kept.name)
             endpoint.terminate()
             endpoint.wait()
     return 0
