@@ -32,13 +32,14 @@ from occusim.testing import occubench_sample_path
 KEY = "sk-bench-0123456789"
 COMPONENTS = [
     # (component, substrings of a frame's file path); a sample goes to the innermost frame that matches.
-    ("gateway", ("/occusim/llm/", "/llm/_", "/litellm/", "/openai/", "/httpx/", "/httpcore/", "/h11/")),
+    ("gateway", ("/occusim/llm/", "/llm/_", "/litellm/", "/openai/", "/httpx/", "/httpcore/", "/h11/", "/aiohttp/",
+                 "/yarl/", "/multidict/")),
     ("MCP", ("/mcp/", "/mcp_types/", "_mcp_", "/anyio/", "/sse_starlette/", "/starlette/")),
     ("store", ("/sqlalchemy/", "/aiosqlite/", "/sqlite3/", "/alembic/", "_store", "_tables", "_record_table")),
     ("validation", ("/pydantic/", "/pydantic_core/", "/jsonschema/", "/referencing/", "/jsonpatch", "/jsonpointer")),
     ("judge", ("/judge/",)),
     ("episode and agent", ("/server/", "/clients/", "/environments/")),
-    ("start-up imports", ("<frozen importlib", "importlib/")),
+    ("start-up imports", ("/<frozen importlib", "/importlib/", "/lazy_loader/")),
     ("event loop", ("/asyncio/", "/selectors.py", "/threading.py", "/concurrent/")),
 ]
 
@@ -142,7 +143,8 @@ def profile(sample: Path, url: str, concurrency: int, folder: Path) -> Counter[s
     """Samples of `occusim run` per component (py-spy, every thread, idle time left out)."""
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     raw = folder / "profile.txt"
-    command = [spy, "record", "--rate", "200", "--format", "raw", "--threads", "-o", str(raw), "--",
+    # --gil: only the thread holding the GIL is sampled, so threads waiting on a queue are not counted.
+    command = [spy, "record", "--rate", "200", "--format", "raw", "--threads", "--gil", "-o", str(raw), "--",
                *occusim_command(sample, concurrency, folder / "profiled")]
     subprocess.run(command, env=occusim_env(url, "lean"), cwd=folder, capture_output=True, check=True)
     totals: Counter[str] = Counter()
@@ -155,6 +157,8 @@ def profile(sample: Path, url: str, concurrency: int, folder: Path) -> Counter[s
 
 def _component(frames: list[str]) -> str:
     for frame in reversed(frames):
+        # py-spy writes "function (path/to/file.py:line)"; paths inside site-packages lose their prefix.
+        frame = "/" + frame.rpartition("(")[2]
         for name, needles in COMPONENTS:
             if any(needle in frame for needle in needles):
                 return name

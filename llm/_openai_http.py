@@ -12,14 +12,15 @@ import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from ._config import ModelConfig
 from ._errors import ProviderAnswerError
 from ._http_errors import APIConnectionError, Timeout, status_error
 from ._prices import listed_cost
+
+if TYPE_CHECKING:
+    import aiohttp
 
 # Provider prefix -> the environment variables litellm reads for its API base and key, in its order.
 _PROVIDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -68,6 +69,17 @@ def _first_set(names: tuple[str, ...]) -> str | None:
 
 _sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, AsyncIterator[None]]]
 _sessions = weakref.WeakKeyDictionary()
+_aiohttp: Any = None
+
+
+def _import_aiohttp() -> Any:
+    # Imported at the first lean call, so that `import occusim.llm` stays cheap.
+    global _aiohttp
+    if _aiohttp is None:
+        import aiohttp
+
+        _aiohttp = aiohttp
+    return _aiohttp
 
 
 async def _session() -> aiohttp.ClientSession:
@@ -75,7 +87,10 @@ async def _session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     held = _sessions.get(loop)
     if held is None or held[0].closed:
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=True)
+        aiohttp = _aiohttp or await asyncio.to_thread(_import_aiohttp)
+        # trust_env would read ~/.netrc and the proxy variables in a thread on every request; endpoints
+        # behind a proxy take litellm's path (OCCUSIM_LEAN_HTTP=0).
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=False)
         keeper = _closed_with_the_loop(session)
         await anext(keeper)
         _sessions[loop] = (session, keeper)
@@ -102,6 +117,7 @@ async def post_chat(route: DirectRoute, body: dict[str, Any], timeout: float) ->
         headers["authorization"] = f"Bearer {route.api_key}"
     content = json.dumps(body, ensure_ascii=False).encode("utf-8")
     session = await _session()
+    aiohttp = _aiohttp
     try:
         async with session.post(route.url, data=content, headers=headers,
                                 timeout=aiohttp.ClientTimeout(total=timeout)) as response:
