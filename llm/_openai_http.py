@@ -86,16 +86,19 @@ async def _session() -> aiohttp.ClientSession:
     """One pooled session per event loop: connections are kept alive between calls."""
     loop = asyncio.get_running_loop()
     held = _sessions.get(loop)
-    if held is None or held[0].closed:
-        aiohttp = _aiohttp or await asyncio.to_thread(_import_aiohttp)
-        # trust_env would read ~/.netrc and the proxy variables in a thread on every request; endpoints
-        # behind a proxy take litellm's path (OCCUSIM_LEAN_HTTP=0).
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=False)
-        keeper = _closed_with_the_loop(session)
-        await anext(keeper)
-        _sessions[loop] = (session, keeper)
-        return session
-    return held[0]
+    if held is not None and not held[0].closed:
+        return held[0]
+    aiohttp = _aiohttp or await asyncio.to_thread(_import_aiohttp)
+    held = _sessions.get(loop)  # made by a call that started while this one waited for the import
+    if held is not None and not held[0].closed:
+        return held[0]
+    # trust_env would read ~/.netrc and the proxy variables in a thread on every request; endpoints
+    # behind a proxy take litellm's path (OCCUSIM_LEAN_HTTP=0).
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=False)
+    keeper = _closed_with_the_loop(session)
+    await anext(keeper)  # runs to its first yield without suspending: no other call can interleave
+    _sessions[loop] = (session, keeper)
+    return session
 
 
 async def _closed_with_the_loop(session: aiohttp.ClientSession) -> AsyncIterator[None]:

@@ -3,6 +3,7 @@ returns (the same Completion litellm's path returns), its cache, retries, usage,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -124,6 +125,18 @@ async def test_errors_are_summarised_as_on_the_litellm_path(monkeypatch, status,
 
     attempts = "3 attempts" if status >= 429 else "1 attempt"
     assert summaries == [f"HTTP {status} {kind} after {attempts}"] * 2
+
+
+async def test_concurrent_first_calls_share_one_connection_pool():
+    with provider_stub(Reply(answer("pong"))) as stub:
+        answers = await asyncio.gather(*(
+            complete(stub.model, [{"role": "user", "content": f"ping {i}"}], cache=False,
+                     retry=RetryPolicy(attempts=1))
+            for i in range(32)
+        ))
+
+    assert [completion.text for completion in answers] == ["pong"] * 32
+    assert len(stub.requests) == 32
 
 
 async def test_a_hanging_endpoint_times_out_and_is_retried():
