@@ -25,6 +25,7 @@ from occusim.environments import (
     ToolErrorType,
     Usage,
     add_exemplars,
+    bundled_may_match,
     harness_source,
     load_catalog,
     load_harness,
@@ -153,7 +154,8 @@ class BatchRunner:
     def prepare(self) -> list[Task]:
         """Load the catalog (and OccuBench's harness under --protocol occubench); the tasks the run selects."""
         config = self.config
-        catalog = self.catalog if self.catalog is not None else load_catalog(config.sources)
+        catalog = self.catalog if self.catalog is not None else load_catalog(
+            config.sources, bundled=bool(config.exemplars) or bundled_may_match(config.tasks))
         self.catalog = catalog
         if config.exemplars:
             add_exemplars(catalog, config.exemplars)

@@ -5,7 +5,7 @@ from ._categories import CATEGORIES, Category, category_slug
 from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
 from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
-from ._loader import BUNDLED_CATALOG, load_catalog, load_scenario_file, load_source
+from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
 from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
 from ._occubench_harness import (
@@ -107,6 +107,7 @@ __all__ = [
     "occubench_config",
     "json_problems",
     "dump_scenario",
+    "bundled_may_match",
     "load_catalog",
     "local_validator",
     "load_occubench",

@@ -71,6 +71,25 @@ def load_source(spec: str | Path) -> list[tuple[Scenario, str]]:
     return loaded
 
 
+def bundled_may_match(selector: str | None) -> bool:
+    """Whether the task selector (as `Catalog.select` reads it) can pick a bundled task, told from the
+    catalog's file layout (`<category-slug>/<scenario-id>.yaml`, task ids `<scenario-id>/...`) without
+    parsing it: False only when every pattern begins with a literal `NAME/` that no bundled scenario or
+    category is named, such as `occubench/*`."""
+    if not BUNDLED_CATALOG.is_dir():
+        return False
+    patterns = [p.strip() for p in (selector or "").split(",") if p.strip()]
+    if not patterns:
+        return True
+    names = {path.stem for suffix in SCENARIO_SUFFIXES for path in BUNDLED_CATALOG.rglob(f"*{suffix}")}
+    names |= {path.name for path in BUNDLED_CATALOG.iterdir() if path.is_dir()}
+    for pattern in patterns:
+        prefix, slash, _ = pattern.partition("/")
+        if not slash or any(char in prefix for char in "*?[") or prefix in names:
+            return True
+    return False
+
+
 def load_catalog(sources: Sequence[str | Path] = (), *, bundled: bool = True) -> Catalog:
     """Load the bundled catalog (unless `bundled=False`) and every source, keeping ids unique.
 
