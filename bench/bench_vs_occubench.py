@@ -99,13 +99,14 @@ def occubench_command(sample: Path, url: str, concurrency: int, out: Path) -> li
     ]
 
 
-def occusim_command(sample: Path, concurrency: int, out: Path) -> list[str]:
-    return [
+def occusim_command(sample: Path, concurrency: int, out: Path, workers: int | None = None) -> list[str]:
+    command = [
         sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{sample}",
         "--tasks", "occubench/*", "--faults", "E0", "--agent-model", "openai/fake-agent",
         "--world-model", "openai/fake-world", "--judge-model", "openai/fake-verifier",
         "--concurrency", str(concurrency), "--no-cache", "--no-progress", "--out", str(out),
     ]
+    return command + (["--workers", str(workers)] if workers else [])
 
 
 def occusim_env(url: str, path: str) -> dict[str, str]:
@@ -122,14 +123,15 @@ def finished_rows(out: Path, harness: str) -> int:
     return sum(1 for line in lines if json.loads(line).get("status") == "ok")
 
 
-def run_one(harness: str, sample: Path, url: str, concurrency: int, episodes: int, folder: Path) -> Run:
+def run_one(harness: str, sample: Path, url: str, concurrency: int, episodes: int, folder: Path,
+            workers: int | None) -> Run:
     out = folder / f"{harness}-{concurrency}"
     if harness == "OccuBench":
         command = occubench_command(sample, url, concurrency, out)
         env = {**os.environ, "PYTHONPATH": str(sample), "OPENAI_API_KEY": KEY}
     else:
         path = harness.split()[-1].strip("()")
-        command = occusim_command(sample, concurrency, out)
+        command = occusim_command(sample, concurrency, out, workers)
         env = occusim_env(url, path)
     wall, cpu, code = measured(command, env, folder, folder / f"{harness}-{concurrency}.log")
     if code != 0:
@@ -144,7 +146,7 @@ def profile(sample: Path, url: str, concurrency: int, folder: Path) -> Counter[s
     raw = folder / "profile.txt"
     # --gil: only the thread holding the GIL is sampled, so threads waiting on a queue are not counted.
     command = [spy, "record", "--rate", "200", "--format", "raw", "--threads", "--gil", "-o", str(raw), "--",
-               *occusim_command(sample, concurrency, folder / "profiled")]
+               *occusim_command(sample, concurrency, folder / "profiled", workers=1)]
     subprocess.run(command, env=occusim_env(url, "lean"), cwd=folder, capture_output=True, check=True)
     totals: Counter[str] = Counter()
     for line in raw.read_text().splitlines():
@@ -176,6 +178,7 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per answer (default 0.5)")
     parser.add_argument("--tool-calls", type=int, default=16, help="tool calls per episode (default 16)")
     parser.add_argument("--paths", default="lean", help="occusim gateway paths to run: lean, litellm (default lean)")
+    parser.add_argument("--workers", type=int, help="occusim run --workers (default: occusim's own default)")
     parser.add_argument("--skip-occubench", action="store_true", help="run occusim only")
     parser.add_argument("--profile", action="store_true", help="also sample occusim's CPU per component")
     parser.add_argument("--keep", type=Path, help="copy the logs and the raw profile to this folder")
@@ -206,7 +209,7 @@ def main() -> int:
                 episodes = max(64, concurrency)
                 sample_c = sample_copy(folder, episodes)
                 for harness in harnesses:
-                    run = run_one(harness, sample_c, url, concurrency, episodes, folder)
+                    run = run_one(harness, sample_c, url, concurrency, episodes, folder, args.workers)
                     runs.append(run)
                     ideal = min(concurrency, episodes) / bound * 3600.0
                     print(f"{harness:<18} c={concurrency:<4} {run.finished}/{episodes} episodes in "
