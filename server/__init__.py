@@ -9,6 +9,7 @@ from ._api_models import (
     ViewerLinkResponse,
 )
 from ._audit import audit_step, patch_flags
+from ._audit_selftest import AuditSelftest, MutationTally, run_audit_selftest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -40,6 +41,9 @@ from .app import create_app
 __all__ = [
     "audit_step",
     "patch_flags",
+    "AuditSelftest",
+    "MutationTally",
+    "run_audit_selftest",
     "SUBMIT_TOOL",
     "TASK_PROMPT",
     "TASK_RESOURCE",

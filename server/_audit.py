@@ -22,7 +22,7 @@ from ._audit_index import (
     walk_objects,
     walk_strings,
 )
-from ._audit_schema import undeclared_fields
+from ._audit_schema import declared_names, undeclared_fields
 
 _CREATING_OPS = ("add", "copy", "move")
 
@@ -136,7 +136,30 @@ def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex 
         flags.append(StepFlag(kind=FlagKind.invented_field, path=f"{path}/{key}",
                               detail=f"{key!r} is neither declared by {tool.name}'s output schema nor a field "
                               "of the record in the state"))
+    if after is None:
+        return flags
+    flagged = {flag.path for flag in flags}
+    vocabulary = declared_names(tool.output_schema)
+    for path, item in walk_objects(observation):
+        if not path:
+            continue
+        records = after.sources(item)
+        if not records:
+            continue
+        for key in item:
+            where = f"{path}/{key}"
+            if key in vocabulary or where in flagged or any(key in record.value for record in records) or \
+                    any(item[key] == _mapping_key(record) for record in records):
+                continue
+            flags.append(StepFlag(kind=FlagKind.invented_field, path=where,
+                                  detail=f"{key!r} is not a field of {records[0].path}, which this object reports, "
+                                  f"nor one {tool.name}'s output schema names"))
     return flags
+
+
+def _mapping_key(record: Record) -> str | None:
+    """The key a record is filed under in its mapping (its id there), which a view may report as a field."""
+    return record.path.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~") if record.id_key is None else None
 
 
 def _state_has_field(after: StateIndex, observation: dict[str, Any], path: str, key: str) -> bool:
@@ -273,7 +296,7 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
         if len(listed_values) == 1 and isinstance(chosen[0].value[key], str) and \
                 normalized(chosen[0].value[key]) in argument_values:
             return True
-        if _range_explains(key, chosen, members, wanted):
+        if len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
             return True
     for value in argument_values:
         if value and {r.path for r in members if value in all_strings(r.value, set())} == wanted:

@@ -21,6 +21,33 @@ def undeclared_fields(schema: dict[str, Any] | None, observation: Any) -> Iterat
     yield from _walk([schema], observation, "", schema, 0)
 
 
+def declared_names(schema: dict[str, Any] | None) -> frozenset[str]:
+    """Every property name the schema declares anywhere."""
+    key = id(schema)
+    cached = _NAMES.get(key)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    names: set[str] = set()
+    pending: list[Any] = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    found = frozenset(names)
+    if schema is not None:
+        _NAMES[key] = (schema, found)
+    return found
+
+
+# Keyed by id() with the schema kept alive beside it, so an id is never reused while cached.
+_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
 def _walk(schemas: list[dict[str, Any]], value: Any, path: str, root: dict[str, Any],
           depth: int) -> Iterator[tuple[str, str]]:
     if depth > 32:
