@@ -174,7 +174,9 @@ def _change_state_value(step: GoldenStep, rng: random.Random) -> Broken | None:
     fields = []
     for path, item in walk_objects(step.observation):
         named = own_id(item, numbers=True)
-        record = after.record_for(*named) if named is not None else None
+        if named is None:
+            continue
+        record = after.record_for(*named)
         if record is None:
             continue
         for key, value in item.items():
