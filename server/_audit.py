@@ -3,6 +3,7 @@ call, the earlier observations and the tool's declarations (docs/metrics.md defi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -95,26 +96,18 @@ def _grounding(scenario: Scenario, arguments: dict[str, Any], state_before: dict
                patch: Sequence[dict[str, Any]], state_after: dict[str, Any] | None,
                earlier: Sequence[Any]) -> list[StepFlag]:
     """Ids and names the observation reports that nothing the simulator was given contains."""
-    known: set[str] | None = None
-    created: set[str] | None = None
+    given = _Texts([state_before, arguments, *earlier])
+    created = _Texts([state_after])
     flags = []
     for path, key, value in walk_strings(observation):
         named = key is not None and is_name_key(key)
         identifying = ID_PATTERN.match(value) is not None or (key is not None and is_id_key(key.removesuffix("s")))
         if not (named or identifying) or not value.strip():
             continue
-        if known is None:
-            known = all_strings(state_before, set())
-            all_strings(arguments, known)
-            for seen in earlier:
-                all_strings(seen, known)
-        token = normalized(value)
-        if token in known or value in scenario.rules:
+        if given.holds(value) or value in scenario.rules:
             continue
         if state_after is not None:
-            if created is None:
-                created = all_strings(state_after, set())
-            if token in created:
+            if created.holds(value):
                 continue
             if identifying and any(op.get("op") in _CREATING_OPS for op in patch):
                 flags.append(StepFlag(kind=FlagKind.created_id_mismatch, path=path,
@@ -126,6 +119,27 @@ def _grounding(scenario: Scenario, arguments: dict[str, Any], state_before: dict
                               detail=f"the {what} {value!r} appears nowhere in the state, the call or earlier "
                               "observations"))
     return flags
+
+
+class _Texts:
+    """The strings (values and keys) of some documents: exact matches through their JSON text, then
+    matches up to case and punctuation (RP-22817 for rp22817), built only when an exact one fails."""
+
+    def __init__(self, documents: Sequence[Any]) -> None:
+        self.documents = documents
+        self._text: str | None = None
+        self._normalized: set[str] | None = None
+
+    def holds(self, value: str) -> bool:
+        if self._text is None:
+            self._text = "\n".join(json.dumps(d, ensure_ascii=False) for d in self.documents if d is not None)
+        if json.dumps(value, ensure_ascii=False) in self._text:
+            return True
+        if self._normalized is None:
+            self._normalized = set()
+            for document in self.documents:
+                all_strings(document, self._normalized)
+        return normalized(value) in self._normalized
 
 
 def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex | None) -> list[StepFlag]:
@@ -159,7 +173,8 @@ def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex 
 
 def _mapping_key(record: Record) -> str | None:
     """The key a record is filed under in its mapping (its id there), which a view may report as a field."""
-    return record.path.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~") if record.id_key is None else None
+    last = record.path.rsplit("/", 1)[-1]
+    return None if last.isdigit() else last.replace("~1", "/").replace("~0", "~")
 
 
 def _state_has_field(after: StateIndex, observation: dict[str, Any], path: str, key: str) -> bool:

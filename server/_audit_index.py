@@ -25,7 +25,10 @@ def is_scalar(value: Any) -> bool:
 
 
 def pointer(parent: str, key: str | int) -> str:
-    return f"{parent}/{str(key).replace('~', '~0').replace('/', '~1')}"
+    text = str(key)
+    if "~" in text or "/" in text:
+        text = text.replace("~", "~0").replace("/", "~1")
+    return parent + "/" + text
 
 
 def own_id(record: dict[str, Any], *, numbers: bool = False) -> tuple[str, str] | None:
@@ -53,7 +56,7 @@ class StateIndex:
 
     records: list[Record] = field(default_factory=list)
     by_id: dict[str, list[Record]] = field(default_factory=dict)
-    by_field: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    _by_field: dict[tuple[str, Any], list[int]] | None = None
 
     @classmethod
     def of(cls, state: Any) -> StateIndex:
@@ -73,7 +76,6 @@ class StateIndex:
 
     def _add(self, node: dict[str, Any], path: str, mapping_key: str | None) -> None:
         record = Record(path, path.rsplit("/", 1)[0], node, None)
-        number = len(self.records)
         self.records.append(record)
         if mapping_key is not None:
             self.by_id.setdefault(mapping_key, []).append(record)
@@ -82,9 +84,6 @@ class StateIndex:
             if named is not None:
                 record.id_key = named[0]
                 self.by_id.setdefault(named[1], []).append(record)
-        for key, value in node.items():
-            if is_scalar(value):
-                self.by_field.setdefault((key, _token(value)), []).append(number)
 
     def record_for(self, key: str, value: str) -> Record | None:
         """The one record an observation's `key: value` names, if the state holds exactly one."""
@@ -102,10 +101,11 @@ class StateIndex:
             record = self.record_for(*named)
             if record is not None:
                 return [record]
+        by_field = self._fields()
         pairs = [(k, _token(v)) for k, v in item.items() if is_scalar(v)]
         hits: dict[int, int] = {}
         for pair in pairs:
-            for number in self.by_field.get(pair, ()):
+            for number in by_field.get(pair, ()):
                 hits[number] = hits.get(number, 0) + 1
         found = []
         for number, count in hits.items():
@@ -117,13 +117,27 @@ class StateIndex:
                 found.append(self.records[number])
         return found
 
+    def _fields(self) -> dict[tuple[str, Any], list[int]]:
+        """(field, value) -> the records holding it; built on first use, as only lists need it."""
+        if self._by_field is None:
+            self._by_field = {}
+            for number, record in enumerate(self.records):
+                for key, value in record.value.items():
+                    if is_scalar(value):
+                        self._by_field.setdefault((key, _token(value)), []).append(number)
+        return self._by_field
+
     def members(self, container: str) -> list[Record]:
         return [r for r in self.records if r.container == container]
 
 
-def _token(value: Any) -> str:
-    return f"{type(value).__name__}:{value!r}" if not isinstance(value, int | float) or isinstance(value, bool) \
-        else f"num:{float(value)!r}"
+def _token(value: Any) -> tuple[str, Any]:
+    """A hashable stand-in that keeps True apart from 1 but 2 equal to 2.0, as JSON does."""
+    if isinstance(value, bool) or value is None:
+        return ("const", value)
+    if isinstance(value, int | float):
+        return ("number", float(value))
+    return ("text", value)
 
 
 def walk_objects(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -8,6 +8,7 @@ import random
 import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -71,8 +72,16 @@ class GoldenStep:
     patch: list[dict[str, Any]]
     earlier: list[Any]
 
+    @cached_property
+    def after(self) -> dict[str, Any]:
+        return apply_json_patch(self.before, self.patch)
+
+    @cached_property
+    def index(self) -> StateIndex:
+        return StateIndex.of(self.after)
+
     def audit(self, observation: Any, patch: list[dict[str, Any]]) -> int:
-        after = apply_json_patch(self.before, patch)
+        after = self.after if patch is self.patch else apply_json_patch(self.before, patch)
         return len(audit_step(self.scenario, self.tool, self.arguments, state_before=self.before,
                               observation=observation, patch=patch, state_after=after,
                               earlier_observations=self.earlier))
@@ -170,7 +179,7 @@ def _change_state_value(step: GoldenStep, rng: random.Random) -> Broken | None:
     """A value read from the state reported differently."""
     if _failed(step):
         return None
-    after = StateIndex.of(apply_json_patch(step.before, step.patch))
+    after = step.index
     fields = []
     for path, item in walk_objects(step.observation):
         named = own_id(item, numbers=True)
@@ -203,7 +212,7 @@ def _contradict_patch(step: GoldenStep, rng: random.Random) -> Broken | None:
     """An observation that reports a value other than the one its own patch writes."""
     if _failed(step) or not step.patch:
         return None
-    after = StateIndex.of(apply_json_patch(step.before, step.patch))
+    after = step.index
     touched = [op["path"] for op in step.patch if isinstance(op.get("path"), str)]
     fields = []
     for path, item in walk_objects(step.observation):
