@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from occusim.environments import Catalog, Scenario, Tool, apply_json_patch, load_catalog, reports_error
 
@@ -50,13 +50,23 @@ class AuditSelftest(BaseModel):
     by_mutation: dict[str, MutationTally]
     missed: list[str] = Field(default_factory=list, description="A few mutated steps the audit let through.")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def recall(self) -> float:
+        """Share of the mutated steps the audit flagged."""
         return self.caught / self.mutated if self.mutated else 0.0
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def false_alarm_rate(self) -> float:
+        """Share of the golden steps the audit flagged."""
         return self.false_alarms / self.golden if self.golden else 0.0
+
+    def summary(self) -> str:
+        """`recall: 96.4 %` and `false alarms: 0.9 %` lines, with the counts behind them."""
+        return (f"recall: {100 * self.recall:.1f} % ({self.caught} of {self.mutated} mutated steps)\n"
+                f"false alarms: {100 * self.false_alarm_rate:.1f} % ({self.false_alarms} of {self.golden} golden "
+                "steps)")
 
 
 @dataclass
