@@ -156,3 +156,16 @@ def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
     assert result.recall >= 0.95, result.by_mutation
     assert result.false_alarm_rate <= 0.05
     assert all(tally.steps > 0 for tally in result.by_mutation.values())
+
+
+async def test_history_mode_runs_only_the_checks_that_need_no_state(service):
+    def history_world(messages: list[dict], request: dict) -> Answer:
+        observation = copy.deepcopy(TASK.reference_solution[0].observation)
+        observation["weight_kg"] = 61  # differs from the state: not checked without one
+        observation["bed_id"] = "FT-77"  # an id nothing holds: checked against the initial state
+        return observation
+
+    episode = await service.create(TASK.id, world_model=scripted_model(history_world, name="hist"), mode="history")
+    first = TASK.reference_solution[0]
+    outcome = await episode.step(first.tool, first.arguments)
+    assert [(f.kind, f.path) for f in outcome.record.flags] == [(FlagKind.fabricated_entity, "/bed_id")]
