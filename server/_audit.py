@@ -4,6 +4,7 @@ call, the earlier observations and the tool's declarations (docs/metrics.md defi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -297,41 +298,68 @@ def _unlisted(listed: list[Any], after: StateIndex, arguments: dict[str, Any]) -
 
 
 def _explained(chosen: list[Record], members: list[Record], arguments: dict[str, Any]) -> bool:
+    """Whether some filter selects exactly the listed records: a categorical attribute's values, a range
+    of a number or date, the call's arguments (equal values, dates between two of them, or text a record
+    contains)."""
     keys = set.intersection(*({k for k, v in r.value.items() if is_scalar(v)} for r in members))
     wanted = {r.path for r in chosen}
-    argument_values = {normalized(v) for v in _scalars(arguments) if isinstance(v, str)}
-    categorical = []
+    left_out = len(members) - len(wanted)
+    given = [v for v in _scalars(arguments) if isinstance(v, str)]
+    argument_values = {normalized(v) for v in given}
     for key in sorted(keys):
         values = [r.value[key] for r in members]
         listed_values = {_key(r.value[key]) for r in chosen}
-        if len({_key(v) for v in values}) < len(values):
-            categorical.append((key, listed_values))
-            if {r.path for r in members if _key(r.value[key]) in listed_values} == wanted:
-                return True
-        if len(listed_values) == 1 and isinstance(chosen[0].value[key], str) and \
-                normalized(chosen[0].value[key]) in argument_values:
+        if len({_key(v) for v in values}) < len(values) and _filter_like(listed_values, wanted, members, key) and \
+                {r.path for r in members if _key(r.value[key]) in listed_values} == wanted:
             return True
-        if len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
+        if left_out >= 2 and len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
             return True
-    for value in argument_values:
-        if value and {r.path for r in members if value in all_strings(r.value, set())} == wanted:
-            return True
-    for position, (first, first_values) in enumerate(categorical):
-        for second, second_values in categorical[position + 1:]:
-            if {r.path for r in members if _key(r.value[first]) in first_values
-                    and _key(r.value[second]) in second_values} == wanted:
-                return True
-    return False
+    if argument_values and _arguments_explain(sorted(keys), chosen, members, wanted, given, argument_values):
+        return True
+    return any(value and {r.path for r in members if value in all_strings(r.value, set())} == wanted
+               for value in argument_values)
+
+
+def _arguments_explain(keys: list[str], chosen: list[Record], members: list[Record], wanted: set[str],
+                       given: list[str], argument_values: set[str]) -> bool:
+    """The records whose fields equal an argument wherever the listed ones do, and whose dates lie between
+    the argument dates wherever the listed ones' do, are exactly the listed ones."""
+    dates = sorted(v for v in given if _DATE.match(v))
+    equal = [k for k in keys if all(isinstance(r.value[k], str) and normalized(r.value[k]) in argument_values
+                                    for r in chosen)]
+    between = [k for k in keys if len(dates) >= 2 and k not in equal and
+               all(_within_dates(r.value[k], dates[0], dates[-1]) for r in chosen)]
+    if not equal and not between:
+        return False
+    selected = {r.path for r in members
+                if all(isinstance(r.value[k], str) and normalized(r.value[k]) in argument_values for k in equal)
+                and all(_within_dates(r.value[k], dates[0], dates[-1]) for k in between)}
+    return selected == wanted
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _within_dates(value: Any, low: str, high: str) -> bool:
+    return isinstance(value, str) and _DATE.match(value) is not None and low[:10] <= value[:10] <= high[:10]
+
+
+def _filter_like(listed_values: set[str], wanted: set[str], members: list[Record], key: str) -> bool:
+    """Whether selecting on `key` reads like a filter: a few values kept, or several left out. Keeping every
+    value but the one of a single left-out record reads like a dropped record instead."""
+    left_out = {_key(r.value[key]) for r in members if r.path not in wanted} - listed_values
+    return len(listed_values) <= 2 or len(left_out) >= 2
 
 
 def _range_explains(key: str, chosen: list[Record], members: list[Record], wanted: set[str]) -> bool:
+    """A range of numbers or dates (not of names or ids) holding exactly the listed records."""
     values = [r.value[key] for r in chosen]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values) or \
-            all(isinstance(v, str) for v in values):
-        low, high = min(values), max(values)
-        inside = {r.path for r in members if type(r.value[key]) is type(low) and low <= r.value[key] <= high}
-        return inside == wanted
-    return False
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    if not numbers and not all(isinstance(v, str) and _DATE.match(v) for v in values):
+        return False
+    low, high = min(values), max(values)
+    inside = {r.path for r in members if type(r.value[key]) is type(low) and low <= r.value[key] <= high}
+    return inside == wanted
 
 
 def _key(value: Any) -> str:
