@@ -61,18 +61,22 @@ class StateIndex:
     @classmethod
     def of(cls, state: Any) -> StateIndex:
         index = cls()
-        index._walk(state, "", None)
+        if isinstance(state, dict | list):
+            index._walk(state, "", None)
         return index
 
     def _walk(self, node: Any, path: str, mapping_key: str | None) -> None:
+        # Only containers are visited: scalars are read where their record is added.
         if isinstance(node, dict):
             if path:
                 self._add(node, path, mapping_key)
             for key, value in node.items():
-                self._walk(value, pointer(path, key), key if ID_PATTERN.match(key) else None)
-        elif isinstance(node, list):
+                if isinstance(value, dict | list):
+                    self._walk(value, pointer(path, key), key if ID_PATTERN.match(key) else None)
+        else:
             for position, value in enumerate(node):
-                self._walk(value, pointer(path, position), None)
+                if isinstance(value, dict | list):
+                    self._walk(value, f"{path}/{position}", None)
 
     def _add(self, node: dict[str, Any], path: str, mapping_key: str | None) -> None:
         record = Record(path, path.rsplit("/", 1)[0], node, None)
