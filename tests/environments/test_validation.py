@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from occusim.environments import Catalog, parse_scenario, validate_catalog, validate_scenario
+from occusim.environments import Catalog, load_catalog, parse_scenario, validate_catalog, validate_scenario
 
 SOURCE = "catalog/healthcare-life-sciences/example-refill-desk.yaml"
 
@@ -252,3 +252,11 @@ def test_declared_writes_name_state_keys_and_never_come_with_read_only(scenario_
         "outside the paths dispense declares in writes (/prescription, prescriptions); add it there or change "
         "the patch",
     ]
+
+
+def test_every_bundled_tool_declares_whether_and_where_it_writes():
+    tools = [(scenario.id, tool) for scenario in load_catalog().scenarios.values() for tool in scenario.tools]
+    undeclared = [f"{sid}/{tool.name}" for sid, tool in tools
+                  if tool.read_only is None or (tool.read_only is False and not tool.writes)]
+    assert not undeclared, f"declare read_only (and writes for tools that change the state): {undeclared}"
+    assert not any(tool.read_only_inferred for _, tool in tools)
