@@ -110,7 +110,7 @@ def _grounding(scenario: Scenario, arguments: dict[str, Any], state_before: dict
         if state_after is not None:
             if created.holds(value):
                 continue
-            if identifying and any(op.get("op") in _CREATING_OPS for op in patch):
+            if identifying and _creates_identified_records(patch):
                 flags.append(StepFlag(kind=FlagKind.created_id_mismatch, path=path,
                                       detail=f"{value!r} is reported as created, but the patch creates no such "
                                       "record"))
@@ -120,6 +120,19 @@ def _grounding(scenario: Scenario, arguments: dict[str, Any], state_before: dict
                               detail=f"the {what} {value!r} appears nowhere in the state, the call or earlier "
                               "observations"))
     return flags
+
+
+def _creates_identified_records(patch: Sequence[dict[str, Any]]) -> bool:
+    """Whether the patch adds a record with an id of its own (an id field, or filed under an id), the kind of
+    record whose id a created-record observation reports. An unnumbered log entry has none to match."""
+    for op in patch:
+        if op.get("op") not in _CREATING_OPS:
+            continue
+        last = str(op.get("path", "")).rsplit("/", 1)[-1]
+        value = op.get("value")
+        if ID_PATTERN.match(last) or (isinstance(value, dict) and own_id(value) is not None):
+            return True
+    return False
 
 
 class _Texts:
@@ -306,7 +319,7 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
     left_out = len(members) - len(wanted)
     given = [v for v in _scalars(arguments) if isinstance(v, str)]
     argument_values = {normalized(v) for v in given}
-    for key in sorted(keys):
+    for key in sorted(keys, key=str):
         values = [r.value[key] for r in members]
         listed_values = {_key(r.value[key]) for r in chosen}
         if len({_key(v) for v in values}) < len(values) and _filter_like(listed_values, wanted, members, key) and \
@@ -314,7 +327,7 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
             return True
         if left_out >= 2 and len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
             return True
-    if argument_values and _arguments_explain(sorted(keys), chosen, members, wanted, given, argument_values):
+    if argument_values and _arguments_explain(sorted(keys, key=str), chosen, members, wanted, given, argument_values):
         return True
     return any(value and {r.path for r in members if value in all_strings(r.value, set())} == wanted
                for value in argument_values)

@@ -37,7 +37,7 @@ def own_id(record: dict[str, Any], *, numbers: bool = False) -> tuple[str, str] 
     if isinstance(record.get("id"), str):
         return "id", record["id"]
     for key, value in record.items():
-        if (is_id_key(key) or numbers and key.endswith("_number")) and isinstance(value, str):
+        if isinstance(key, str) and isinstance(value, str) and (is_id_key(key) or numbers and key.endswith("_number")):
             return key, value
     return None
 
@@ -72,7 +72,8 @@ class StateIndex:
                 self._add(node, path, mapping_key)
             for key, value in node.items():
                 if isinstance(value, dict | list):
-                    self._walk(value, pointer(path, key), key if ID_PATTERN.match(key) else None)
+                    mapping_key = key if isinstance(key, str) and ID_PATTERN.match(key) else None
+                    self._walk(value, pointer(path, key), mapping_key)
         else:
             for position, value in enumerate(node):
                 if isinstance(value, dict | list):
@@ -169,7 +170,7 @@ def walk_strings(node: Any, path: str = "", key: str | None = None) -> Iterator[
     """(pointer, the key it sits under, value) for every string of a document; list items keep the key."""
     if isinstance(node, dict):
         for child, value in node.items():
-            yield from walk_strings(value, pointer(path, child), child)
+            yield from walk_strings(value, pointer(path, child), child if isinstance(child, str) else None)
     elif isinstance(node, list):
         for position, value in enumerate(node):
             yield from walk_strings(value, pointer(path, position), key)
@@ -181,7 +182,7 @@ def all_strings(node: Any, into: set[str]) -> set[str]:
     """Every string of a document, object keys included, in normalized form (see `normalized`)."""
     if isinstance(node, dict):
         for key, value in node.items():
-            into.add(normalized(key))
+            into.add(normalized(str(key)))
             all_strings(value, into)
     elif isinstance(node, list):
         for value in node:

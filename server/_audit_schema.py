@@ -125,8 +125,8 @@ def _resolve(root: dict[str, Any], ref: str) -> dict[str, Any] | None:
     return node if isinstance(node, dict) else None
 
 
-def _search(pattern: str, key: str) -> bool:
+def _search(pattern: str, key: Any) -> bool:
     try:
-        return re.search(pattern, key) is not None
+        return re.search(pattern, str(key)) is not None
     except re.error:
         return True

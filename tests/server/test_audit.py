@@ -4,10 +4,12 @@ faithful one is not, tracked mode repairs what it enforces, and flags survive th
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from occusim.environments import FlagKind, Task, load_catalog
@@ -132,22 +134,32 @@ async def test_a_write_outside_the_tools_paths_is_sent_back(service):
     assert episode.record.state["ed"]["now"] != "later"
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-async def test_flags_survive_the_store(tmp_path, backend):
-    url = f"sqlite+aiosqlite:///{tmp_path / 'e.db'}" if backend == "sqlite" else POSTGRES_URL
-    store = Store(url)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_at(request, tmp_path: Path):
+    """A fresh SQLite file, or a fresh schema on the PostgreSQL server (dropped after)."""
+    if request.param == "sqlite":
+        yield Store(f"sqlite+aiosqlite:///{tmp_path / 'e.db'}")
+        return
+    schema = f"occusim_test_{uuid.uuid4().hex[:12]}"
+    yield Store(POSTGRES_URL, schema=schema)
+    connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
     try:
-        await store.init()
-    except Exception as error:  # noqa: BLE001
-        pytest.skip(f"no PostgreSQL: {error}")
-    service = EpisodeService(CATALOG, store)
-    try:
-        steps = await replay(service, world(TASK, _replace(0, _fabricate), name=f"store-{backend}"))
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
-        await store.close()
+        await connection.close()
+
+
+async def test_flags_survive_the_store(store_at: Store):
+    await store_at.init()
+    service = EpisodeService(CATALOG, store_at)
+    try:
+        steps = await replay(service, world(TASK, _replace(0, _fabricate), name=f"store-{store_at.url[:6]}"))
+    finally:
+        await store_at.close()
     assert steps[0].flags[0].kind == FlagKind.fabricated_entity
     assert steps[0].flags[0].path == "/patient_id"
     assert "P-7310" in steps[0].flags[0].detail
+    assert all(not step.flags for step in steps[1:])
 
 
 def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
