@@ -171,7 +171,7 @@ def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex 
     for path, item in walk_objects(observation):
         if not path:
             continue
-        records = after.sources(item)
+        records = [record for record in after.sources(item) if _copies(item, record)]
         if not records:
             continue
         for key in item:
@@ -183,6 +183,13 @@ def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex 
                                   detail=f"{key!r} is not a field of {records[0].path}, which this object reports, "
                                   f"nor one {tool.name}'s output schema names"))
     return flags
+
+
+def _copies(item: dict[str, Any], record: Record) -> bool:
+    """Whether an observed object is a copy of the record rather than a view renaming its fields: most of
+    its fields (one may be the invented one) are the record's."""
+    own = sum(1 for key in item if key in record.value or item[key] == _mapping_key(record))
+    return 2 * own >= len(item) - 1
 
 
 def _mapping_key(record: Record) -> str | None:
