@@ -336,8 +336,10 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
             return True
     if argument_values and _arguments_explain(sorted(keys, key=str), chosen, members, wanted, given, argument_values):
         return True
-    return any(value and {r.path for r in members if value in all_strings(r.value, set())} == wanted
-               for value in argument_values)
+    if not argument_values:
+        return False
+    texts = [(r.path, all_strings(r.value, set())) for r in members]
+    return any(value and {path for path, strings in texts if value in strings} == wanted for value in argument_values)
 
 
 def _arguments_explain(keys: list[str], chosen: list[Record], members: list[Record], wanted: set[str],

@@ -163,7 +163,7 @@ async def test_flags_survive_the_store(store_at: Store):
 
 
 def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
-    result = run_audit_selftest(seed=0)
+    result = run_audit_selftest(seed=0, catalog=CATALOG)
     assert result.steps >= 300
     assert result.recall >= 0.95, result.by_mutation
     assert result.false_alarm_rate <= 0.05
