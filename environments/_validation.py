@@ -176,9 +176,7 @@ class _ScenarioCheck:
         for number, operation in enumerate(patch):
             for key in ("path", "from") if operation.get("op") == "move" else ("path",):
                 path = operation.get(key)
-                if isinstance(path, str) and not any(
-                        allowed.rstrip("/") == "" or path == allowed.rstrip("/") or path.startswith(allowed.rstrip("/") + "/")
-                        for allowed in tool.writes):
+                if isinstance(path, str) and not tool.may_write(path):
                     self.error(at + [number, key], f"{path!r} is outside the paths {tool.name} declares in writes "
                                f"({', '.join(tool.writes)}); add it there or change the patch")
 

@@ -76,7 +76,7 @@ def patch_flags(tool: Tool, patch: Sequence[dict[str, Any]]) -> list[StepFlag]:
     for op in patch:
         for key in ("path", "from") if op.get("op") == "move" else ("path",):
             target = op.get(key)
-            if isinstance(target, str) and not any(_within(target, allowed) for allowed in tool.writes):
+            if isinstance(target, str) and not tool.may_write(target):
                 flags.append(StepFlag(
                     kind=FlagKind.out_of_bounds_write, path=target,
                     detail=f"{tool.name} may change only {', '.join(tool.writes)}, yet its patch changes {target}"))
