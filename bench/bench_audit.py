@@ -10,8 +10,7 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from occusim.environments import apply_json_patch, load_catalog  # noqa: E402
-from occusim.server import audit_step, run_audit_selftest  # noqa: E402
-from occusim.server._audit_selftest import golden_steps  # noqa: E402
+from occusim.server import audit_step, golden_steps, run_audit_selftest  # noqa: E402
 from occusim.testing import TRIAGE, simulate_triage, triage_scenario  # noqa: E402
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))

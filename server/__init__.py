@@ -9,7 +9,7 @@ from ._api_models import (
     ViewerLinkResponse,
 )
 from ._audit import audit_step, patch_flags
-from ._audit_selftest import AuditSelftest, MutationTally, run_audit_selftest
+from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -43,6 +43,8 @@ __all__ = [
     "patch_flags",
     "AuditSelftest",
     "MutationTally",
+    "GoldenStep",
+    "golden_steps",
     "run_audit_selftest",
     "SUBMIT_TOOL",
     "TASK_PROMPT",
