@@ -26,7 +26,7 @@ def report(label: str, samples: list[float]) -> None:
           f"p99={percentile(samples, 99):6.2f} ms  mean={statistics.fmean(samples):6.2f} ms")
 
 
-def bundled() -> list[float]:
+def bundled() -> tuple[int, list[float]]:
     steps = list(golden_steps(load_catalog([])))
     afters = [apply_json_patch(step.before, step.patch) for step in steps]
     samples = []
@@ -37,7 +37,7 @@ def bundled() -> list[float]:
                        observation=step.observation, patch=step.patch, state_after=after,
                        earlier_observations=step.earlier)
             samples.append((time.perf_counter() - started) * 1000)
-    return samples
+    return len(steps), samples
 
 
 def triage() -> list[float]:
@@ -61,7 +61,8 @@ def triage() -> list[float]:
 
 def main() -> None:
     print("audit_step, no model call; compare with Episode.step's server share (bench_step_overhead.py)")
-    report("bundled catalog (541 golden steps)", bundled())
+    count, samples = bundled()
+    report(f"bundled catalog ({count} golden steps)", samples)
     report("triage test scenario", triage())
     started = time.perf_counter()
     result = run_audit_selftest(0)
