@@ -2,6 +2,8 @@
 # (which lives in this package) starts fast while type checkers see the real types.
 from ._agent import Agent as Agent
 from ._agent import LLMAgent as LLMAgent
+from ._audit_rates import AuditRate as AuditRate
+from ._audit_rates import audit_rates as audit_rates
 from ._batch import BatchSummary as BatchSummary
 from ._batch import DryRun as DryRun
 from ._batch import InfraError as InfraError
@@ -46,6 +48,7 @@ from ._results import ResultRow as ResultRow
 from ._results import RunConfig as RunConfig
 from ._results import RunDir as RunDir
 from ._results import RunError as RunError
+from ._results import StepFlags as StepFlags
 from ._results import load_rows as load_rows
 from ._viewer_run import RunEpisodes as RunEpisodes
 from ._viewer_run import store_missing as store_missing

@@ -46,7 +46,7 @@ from ._occubench_agent import OccubenchAgent
 from ._process_executor import ProcessExecutor
 from ._provenance import Provenance, current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
-from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
+from ._results import AuditCoverage, Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError, StepFlags
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 from ._worker_spec import WorkerSpec, forwarded_environment
 
@@ -380,6 +380,8 @@ class BatchRunner:
             usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},
             steps=len(steps), simulator_errors=sum(1 for step in steps if is_simulator_error(step)),
             faults_injected=[step.fault.label for step in steps if step.fault is not None],
+            audited=_audit_coverage(record), flagged_steps=[StepFlags(step=step.index, tool=step.tool, flags=step.flags)
+                                                            for step in steps if step.flags],
             faults_planned=faults.planned if faults else 0, faults_met=faults.met if faults else 0,
             too_short_for_faults=record is not None and faults is not None and faults.too_short,
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
@@ -395,6 +397,12 @@ async def worker_runner(spec_json: str) -> AsyncIterator[BatchRunner]:
     runner.prepare()
     async with runner.session(spec.db) as opened:
         yield opened
+
+
+def _audit_coverage(record: EpisodeRecord | None) -> AuditCoverage | None:
+    if record is None or record.mode == "occubench":
+        return None
+    return "state" if record.mode == "tracked" else "no_state"
 
 
 def _occubench_setup(config: RunConfig, catalog: Catalog, tasks: list[Task]) -> tuple[HarnessPrompts, list[Task]]:

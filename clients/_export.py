@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ._results import ResultRow, load_rows
+from ._results import AuditCoverage, ResultRow, StepFlags, load_rows
 
 ExportFormat = Literal["openai", "sharegpt"]
 
@@ -41,6 +41,8 @@ class ExportMetadata(BaseModel):
     episode_id: str | None
     agent_ended: str | None
     passed: bool | None
+    audited: AuditCoverage | None = Field(description="Which of the per-step audit's checks ran (docs/metrics.md).")
+    flagged_steps: list[StepFlags] = Field(description="The steps whose simulated answer the audit flagged.")
 
 
 class OpenAIExample(BaseModel):
@@ -86,7 +88,7 @@ def _metadata(row: ResultRow) -> ExportMetadata:
         fault_mode=row.fault_mode, fault_count=row.fault_count, fault_duration=row.fault_duration,
         faults_injected=row.faults_injected, trial=row.trial, seed=row.seed, agent_model=row.agent_model,
         world_model=row.world_model, judge_model=row.judge_model, episode_id=row.episode_id,
-        agent_ended=row.agent_ended, passed=row.passed,
+        agent_ended=row.agent_ended, passed=row.passed, audited=row.audited, flagged_steps=row.flagged_steps,
     )
 
 

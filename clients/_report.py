@@ -10,6 +10,7 @@ from typing import Literal
 
 from occusim.environments import Usage
 
+from ._audit_rates import AuditRate, audit_rates
 from ._metrics import (
     LEVEL_OF,
     ROLES,
@@ -141,6 +142,7 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
         Table("Tokens and cost by role", ["Role", "Calls", "Cached", "Prompt tokens", "Completion tokens", "Cost"],
               [_usage_row(role, metrics.usage_by_role[role]) for role in ROLES],
               note="Includes the attempts that ended in infrastructure errors; cost is unknown for unpriced models."),
+        _audit_table(rows),
         _task_table(rows),
     ]
     for title, messages in (("Unjudged episodes (the judge could not decide; not counted as agent failures)",
@@ -166,6 +168,29 @@ def _faults_table(metrics: RunMetrics) -> Table:
         rows.append([mode, str(met.episodes), mean, "n/a" if met.short is None else _share(met.short)])
     return Table("Faults met per episode", ["Fault mode", "Scored episodes", "Mean met", "Met fewer than planned"],
                  rows, note="Rows that do not record faults met count the calls a fault hit instead.")
+
+
+def _audit_table(rows: list[ResultRow]) -> Table:
+    body = []
+    for label, key in (("world model", lambda row: row.world_model), ("scenario", lambda row: row.scenario_id)):
+        for name, rate in audit_rates(rows, key).items():
+            body.append([f"{label}: {name}", str(rate.steps), str(rate.flagged_steps), _per_100(rate),
+                         ", ".join(f"{kind} {count}" for kind, count in rate.by_kind.most_common()) or "-"])
+    return Table("Simulator audit (flags per 100 steps)", ["Group", "Steps", "Flagged steps", "Flags per 100 steps",
+                                                          "Flags by kind"], body,
+                 note="Cheap per-step checks of the world model's answers (no model call); see docs/metrics.md. "
+                      "History mode tracks no state, so its steps get only the checks that need none.")
+
+
+def _per_100(rate: AuditRate) -> str:
+    if rate.per_100_steps is None:
+        return "not audited (OccuBench protocol)" if rate.unaudited else "n/a"
+    figure = f"{rate.per_100_steps:.1f}"
+    if rate.skipped == rate.steps:
+        return f"{figure}; state checks not audited (history mode)"
+    if rate.skipped:
+        return f"{figure} ({rate.skipped} steps in history mode, without the state checks)"
+    return figure
 
 
 def _task_table(rows: list[ResultRow]) -> Table:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from occusim.environments import FaultMode, ProtocolName, Usage
+from occusim.environments import FaultMode, ProtocolName, StepFlag, Usage
 from occusim.judge import Verdict
 
 from ._provenance import Provenance, provenance_changes
@@ -94,6 +94,19 @@ class Combination(BaseModel):
         return (self.task_id, self.fault_mode, self.trial)
 
 
+# state: every audit check ran (tracked mode); no_state: those that need a tracked state were skipped
+# (history mode); None: not audited (OccuBench's protocol, or rows written before the audit existed).
+AuditCoverage = Literal["state", "no_state"]
+
+
+class StepFlags(BaseModel):
+    """The audit's flags on one step of an episode."""
+
+    step: int
+    tool: str
+    flags: list[StepFlag]
+
+
 class ResultRow(BaseModel):
     """One finished episode of a run, as appended to results.jsonl."""
 
@@ -133,6 +146,8 @@ class ResultRow(BaseModel):
     too_short_for_faults: bool = Field(
         default=False, description="The episode ended before it could meet every planned fault (too few calls)."
     )
+    audited: AuditCoverage | None = Field(default=None, description="Which of the per-step audit's checks ran.")
+    flagged_steps: list[StepFlags] = Field(default_factory=list, description="The steps the audit flagged.")
     agent_ended: str | None = Field(default=None, description="submitted, max_steps or no_tool_call.")
     final_answer: str | None = None
     messages: list[dict[str, Any]] = Field(default_factory=list, description="What the agent saw, OpenAI format.")

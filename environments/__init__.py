@@ -32,6 +32,7 @@ from ._state import (
     resolve_pointer,
     state_hash,
 )
+from ._step_flag import FlagKind, StepFlag
 from ._task import ReferenceStep, Task
 from ._tool_error import SchemaViolation, ToolError, ToolErrorType, read_tool_error, reports_error
 from ._trajectory import (
@@ -62,6 +63,7 @@ __all__ = [
     "write_exemplars",
     "FaultMode",
     "FaultSettings",
+    "FlagKind",
     "HarnessError",
     "HarnessPrompts",
     "InjectedFault",
@@ -79,6 +81,7 @@ __all__ = [
     "Scenario",
     "SimulationMode",
     "StepRecord",
+    "StepFlag",
     "ScenarioError",
     "ScenarioErrors",
     "SchemaViolation",

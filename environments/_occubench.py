@@ -19,6 +19,7 @@ from jsonschema.validators import validator_for
 from ._categories import CATEGORIES, category_slug
 from ._errors import ScenarioError, ScenarioErrors
 from ._parse import parse_scenario
+from ._read_only_inference import infer_read_only
 from ._scenario import Scenario
 
 # A scenario source naming a checkout of the release: `occubench:PATH`.
@@ -376,6 +377,9 @@ def _tools(raw: Any, path: Path, errors: list[ScenarioError]) -> list[dict[str, 
                 f"{description}\n\n(The source's parameter schema {problem}; any object is accepted.)".strip()
             )
         tool: dict[str, Any] = {"name": name, "description": description, "input_schema": schema}
+        read_only = infer_read_only(name, description)
+        if read_only is not None:
+            tool.update(read_only=read_only, read_only_inferred=True)
         if "example_output" in definition:
             tool["example_output"] = definition["example_output"]
         tools.append(tool)

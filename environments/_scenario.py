@@ -41,6 +41,15 @@ class Tool(BaseModel):
         "patch must stay at or below one of them. None: anywhere, unless read_only.",
     )
 
+    def may_write(self, path: str) -> bool:
+        """Whether a patch of this tool may change the state at `path` (its `writes`; read-only: nowhere)."""
+        if self.read_only:
+            return False
+        if self.writes is None:
+            return True
+        return any(allowed.rstrip("/") == "" or path == allowed.rstrip("/") or path.startswith(allowed.rstrip("/") + "/")
+                   for allowed in self.writes)
+
 
 class Scenario(BaseModel):
     """An occupational environment. One YAML file holds one scenario and its tasks."""

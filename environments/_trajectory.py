@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ._step_flag import StepFlag
+
 FaultMode = Literal["E0", "E1", "E2", "E3", "prompt"]
 SimulationMode = Literal["tracked", "history", "occubench"]
 EpisodeStatus = Literal["open", "submitted", "judged", "expired"]
@@ -60,6 +62,9 @@ class StepRecord(BaseModel):
     state_hash: str = ""
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
+    flags: list[StepFlag] = Field(
+        default_factory=list, description="What the per-step audit found wrong with the simulated answer."
+    )
     created_at: datetime | None = None
 
 

@@ -23,7 +23,7 @@ from ._errors import ScenarioError, ScenarioErrors
 from ._loader import BUNDLED_CATALOG, load_source, scenario_files
 from ._occubench import OCCUBENCH_PREFIX
 from ._rubric import StateItem, ToolCallItem
-from ._scenario import Scenario
+from ._scenario import Scenario, Tool
 from ._schema_safety import local_validator
 from ._state import PatchError, UnresolvedPointer, apply_json_patch, merge_patch, resolve_pointer
 from ._task import Task
@@ -145,12 +145,40 @@ class _ScenarioCheck:
                         where + ["input_schema", "type"],
                         "a tool's input_schema must have `type: object` (tools take named arguments)",
                     )
+            self.check_write_declarations(tool, where)
             if tool.output_schema is not None:
                 output = self.schema_validator(tool.output_schema, where + ["output_schema"])
                 if output is not None:
                     self.outputs[tool.name] = output
                     if tool.example_output is not None:
                         self.instance(output, tool.example_output, where + ["example_output"])
+
+    def check_write_declarations(self, tool: Tool, where: Location) -> None:
+        if tool.read_only and tool.writes:
+            self.error(where + ["writes"], f"{tool.name} is read_only, so it cannot declare paths it writes")
+        known = {*self.scenario.initial_state, *self.scenario.state_descriptions}
+        for number, path in enumerate(tool.writes or []):
+            top = path.split("/")[1] if path.startswith("/") else None
+            if top is None:
+                self.error(where + ["writes", number], f"{path!r} is not a JSON Pointer (it must start with /)")
+            elif top.replace("~1", "/").replace("~0", "~") not in known:
+                self.error(where + ["writes", number],
+                           f"{path!r} names no top-level state key{_choices(top, sorted(known), 'state keys')}")
+
+    def check_declared_writes(self, tool: Tool, patch: list[dict[str, Any]], at: Location) -> None:
+        """A golden patch must keep to what its tool declares: nothing for a read-only tool, else its paths."""
+        if tool.read_only and patch:
+            self.error(at, f"{tool.name} is declared read_only, yet this reference step changes the state; "
+                       "set read_only: false (and list the paths in writes) or empty the patch")
+            return
+        if tool.writes is None:
+            return
+        for number, operation in enumerate(patch):
+            for key in ("path", "from") if operation.get("op") == "move" else ("path",):
+                path = operation.get(key)
+                if isinstance(path, str) and not tool.may_write(path):
+                    self.error(at + [number, key], f"{path!r} is outside the paths {tool.name} declares in writes "
+                               f"({', '.join(tool.writes)}); add it there or change the patch")
 
     def check_state_schema(self) -> None:
         if self.scenario.state_schema is not None:
@@ -217,6 +245,7 @@ class _ScenarioCheck:
                     self.instance(self.inputs[tool.name], step.arguments, at + ["arguments"])
                 if tool.name in self.outputs:
                     self.instance(self.outputs[tool.name], step.observation, at + ["observation"])
+                self.check_declared_writes(tool, step.state_patch, at + ["state_patch"])
             if current is None:
                 continue
             current = self.apply(current, step.state_patch, at + ["state_patch"], number)

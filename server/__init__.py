@@ -8,6 +8,8 @@ from ._api_models import (
     ViewerLinkRequest,
     ViewerLinkResponse,
 )
+from ._audit import audit_step, patch_flags
+from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -37,6 +39,13 @@ from ._world_model import Simulation, WorldModel
 from .app import create_app
 
 __all__ = [
+    "audit_step",
+    "patch_flags",
+    "AuditSelftest",
+    "MutationTally",
+    "GoldenStep",
+    "golden_steps",
+    "run_audit_selftest",
     "SUBMIT_TOOL",
     "TASK_PROMPT",
     "TASK_RESOURCE",

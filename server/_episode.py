@@ -209,6 +209,7 @@ class Episode:
                 step.observation, step.true_observation = shown, simulation.observation
         step.is_error = reports_error(shown)
         step.state_patch = simulation.patch
+        step.flags = simulation.flags
         step.usage, step.latency_ms = simulation.usage, simulation.latency_ms
         new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
         step.state_hash = new_hash

@@ -58,6 +58,10 @@ def _tool_entry(tool: Tool) -> dict[str, Any]:
         entry["output_schema"] = tool.output_schema
     if tool.example_output is not None:
         entry["example_output"] = tool.example_output
+    if tool.read_only:
+        entry["read_only"] = "this tool never changes the state: its state_patch is always []"
+    elif tool.writes is not None:
+        entry["writes"] = f"its state_patch may change only paths at or below {', '.join(tool.writes)}"
     return entry
 
 

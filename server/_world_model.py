@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from occusim.environments import (
+    FlagKind,
     PatchError,
     Scenario,
     SimulationMode,
+    StepFlag,
     StepRecord,
     Tool,
     Usage,
@@ -24,11 +26,14 @@ from occusim.environments import (
 from occusim.llm import Completion, LLMError, LLMOutputError, ModelConfig, ProviderError, add_usage, complete
 
 from . import _simulator_prompt as prompts
+from ._audit import audit_step
 from ._errors import SimulatorError, SimulatorUnavailableError
 from ._limits import LoopSemaphore
 from ._schemas import violations
 
 _MAX_PROBLEMS = 8
+# What tracked mode refuses (the answer goes back for repair); the audit's other flags are only recorded.
+ENFORCED_FLAGS = frozenset({FlagKind.read_only_change, FlagKind.out_of_bounds_write, FlagKind.created_id_mismatch})
 # Deeper than any argument the agent may send (64 by default), so echoing one back is never refused.
 _MAX_REPLY_DEPTH = 120
 DEFAULT_CALL_DEADLINE = 120.0
@@ -46,6 +51,7 @@ class Simulation:
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
     attempts: int = 1
+    flags: list[StepFlag] = field(default_factory=list)
 
 
 class WorldModel:
@@ -152,6 +158,7 @@ class WorldModel:
             if tracked
             else prompts.observation_schema(tool)
         )
+        earlier = [prompts.true_observation(step) for step in prompts.simulated_steps(history)]
         problems: list[str] = []
         for attempt in range(self.max_repairs + 1):
             tally.attempts = attempt + 1
@@ -171,7 +178,13 @@ class WorldModel:
                 outcome = _check(reply, tool, scenario, state, tracked)
                 if isinstance(outcome, tuple):
                     observation, patch, new_state = outcome
-                    return Simulation(observation, patch, new_state, tally.usage, tally.latency_ms, tally.attempts)
+                    flags = audit_step(scenario, tool, arguments, state_before=state, observation=observation,
+                                       patch=patch, state_after=new_state, earlier_observations=earlier, mode=mode)
+                    refused = [flag for flag in flags if flag.kind in ENFORCED_FLAGS]
+                    if not refused:
+                        return Simulation(observation, patch, new_state, tally.usage, tally.latency_ms,
+                                          tally.attempts, flags)
+                    outcome = [f"{flag.detail} ({flag.kind})" for flag in refused[:_MAX_PROBLEMS]]
                 problems = outcome
             messages = [
                 *messages,

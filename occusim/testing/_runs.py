@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from occusim.clients import ResultRow, RunConfig, RunDir
-from occusim.environments import SUBMIT_TOOL, FaultMode
+from occusim.clients import ResultRow, RunConfig, RunDir, StepFlags
+from occusim.environments import SUBMIT_TOOL, FaultMode, FlagKind, StepFlag
 from occusim.judge import ItemVerdict, Verdict
 
 TOOLS = [
@@ -64,7 +64,11 @@ def synthetic_rows() -> list[ResultRow]:
                     faults_injected=[] if mode == "E0" else ["truncate_list"], agent_ended="submitted",
                     final_answer="Accepted $89.99", messages=[] if infra else transcript(task_id, "Accepted $89.99",
                                                                                        degraded=mode != "E0"),
-                    tools=TOOLS,
+                    tools=TOOLS, audited="state",
+                    flagged_steps=[] if infra or number != 1 or trial else [StepFlags(step=1, tool="get_order", flags=[
+                        StepFlag(kind=FlagKind.fabricated_entity, path="/order_id",
+                                 detail="the id 'ORD-9' appears nowhere in the state, the call or earlier observations"),
+                    ])],
                 ))
     return rows
 

@@ -281,3 +281,13 @@ def test_a_torn_last_line_is_skipped_and_the_next_row_starts_a_fresh_line(tmp_pa
     assert [row.key for row in folder.read_rows()] == [row.key for row in rows[:2]]
     folder.append_row(rows[2])
     assert [row.key for row in folder.read_rows()] == [row.key for row in rows]
+
+
+def test_a_faithful_world_model_runs_unflagged_and_the_report_says_so(finished_run: Path, tmp_path: Path):
+    _, rows = load_rows(finished_run)
+    assert {row.audited for row in rows} == {"state"}
+    assert [row.flagged_steps for row in rows] == [[] for _ in rows]
+    assert main(["report", str(finished_run), "--out", str(tmp_path / "report.md")]) == 0
+    markdown = (tmp_path / "report.md").read_text()
+    steps = sum(row.steps for row in rows)
+    assert f"| world model: {rows[0].world_model} | {steps} | 0 | 0.0 | - |" in markdown

@@ -19,6 +19,7 @@ from occusim.environments import (
     validate_scenario,
 )
 from occusim.environments._occubench import GENERIC_RULES, NO_DESCRIPTION, rules_from_prompt, unescape_braces
+from occusim.environments._read_only_inference import infer_read_only
 
 MINI_OCCUBENCH = Path(__file__).resolve().parents[1] / "fixtures" / "occubench_mini"
 
@@ -357,3 +358,29 @@ def test_a_missing_release_folder_says_what_is_expected(tmp_path):
     with pytest.raises(ScenarioErrors) as caught:
         load_occubench(tmp_path / "nowhere")
     assert "expected an OccuBench release holding eval_benchmark_solvable.jsonl" in str(caught.value)
+
+
+def test_imported_tools_are_read_only_by_their_verb_and_marked_inferred():
+    tools = {tool.name: tool for scenario, _ in load_occubench(MINI_OCCUBENCH) for tool in scenario.tools}
+    assert {name: tool.read_only for name, tool in tools.items()} == {
+        "list_targets": True, "book_slot": False, "read_moisture": True, "open_valve": False,
+        "read_kennel_card": True, "give_dose": False, "list_wagons": True, "move_pallet": False,
+    }
+    assert all(tool.read_only_inferred and tool.writes is None for tool in tools.values())
+
+
+def test_most_tools_of_the_sample_get_an_inferred_declaration(occubench_sample):
+    tools = [tool for scenario, _ in load_occubench(occubench_sample.root) for tool in scenario.tools]
+    declared = [tool for tool in tools if tool.read_only is not None]
+    assert len(declared) >= 0.8 * len(tools)
+    assert all(tool.read_only_inferred for tool in declared)
+
+
+@pytest.mark.parametrize(("name", "description", "expected"), [
+    ("getPatientRecord", "", True),
+    ("forecast_demand", "Returns the demand forecast for a product.", True),
+    ("forecast_demand", "Creates a forecast run.", False),
+    ("stabilize_patient", "Stabilizes the patient.", None),
+])
+def test_the_verb_of_the_name_decides_then_the_description(name, description, expected):
+    assert infer_read_only(name, description) is expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from occusim.environments import Catalog, parse_scenario, validate_catalog, validate_scenario
+from occusim.environments import Catalog, load_catalog, parse_scenario, validate_catalog, validate_scenario
 
 SOURCE = "catalog/healthcare-life-sciences/example-refill-desk.yaml"
 
@@ -217,3 +217,46 @@ def test_a_bundled_file_named_again_is_not_a_clash():
     one_file = next(BUNDLED_CATALOG.rglob("*.yaml"))
     report = validate_sources([one_file], bundled=True)
     assert report.ok, [str(e) for e in report.errors]
+
+
+def test_a_read_only_tool_may_not_change_the_state_in_a_reference_step(scenario_data):
+    data = scenario_data()
+    data["tools"][1]["read_only"] = True
+    assert _errors(data) == [
+        f"{SOURCE}: tasks[0].reference_solution[1].state_patch: dispense is declared read_only, yet this "
+        "reference step changes the state; set read_only: false (and list the paths in writes) or empty the patch"
+    ]
+
+
+def test_reference_patches_stay_within_the_paths_a_tool_writes(scenario_data):
+    data = scenario_data()
+    data["initial_state"]["log"] = []
+    data["state_descriptions"]["log"] = "Dispensing log."
+    data["tools"][1]["writes"] = ["/log"]
+    assert _errors(data) == [
+        f"{SOURCE}: tasks[0].reference_solution[1].state_patch[0].path: '/prescriptions/101/refills_left' is "
+        "outside the paths dispense declares in writes (/log); add it there or change the patch"
+    ]
+
+
+def test_declared_writes_name_state_keys_and_never_come_with_read_only(scenario_data):
+    data = scenario_data()
+    data["tools"][0].update(read_only=True, writes=["/prescriptions"])
+    data["tools"][1]["writes"] = ["/prescription", "prescriptions"]
+    assert _errors(data) == [
+        f"{SOURCE}: tools[0].writes: get_prescription is read_only, so it cannot declare paths it writes",
+        f"{SOURCE}: tools[1].writes[0]: '/prescription' names no top-level state key (the state keys are: "
+        "prescriptions)",
+        f"{SOURCE}: tools[1].writes[1]: 'prescriptions' is not a JSON Pointer (it must start with /)",
+        f"{SOURCE}: tasks[0].reference_solution[1].state_patch[0].path: '/prescriptions/101/refills_left' is "
+        "outside the paths dispense declares in writes (/prescription, prescriptions); add it there or change "
+        "the patch",
+    ]
+
+
+def test_every_bundled_tool_declares_whether_and_where_it_writes():
+    tools = [(scenario.id, tool) for scenario in load_catalog().scenarios.values() for tool in scenario.tools]
+    undeclared = [f"{sid}/{tool.name}" for sid, tool in tools
+                  if tool.read_only is None or (tool.read_only is False and not tool.writes)]
+    assert not undeclared, f"declare read_only (and writes for tools that change the state): {undeclared}"
+    assert not any(tool.read_only_inferred for _, tool in tools)

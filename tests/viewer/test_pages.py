@@ -7,9 +7,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from pydantic import BaseModel
 
-from occusim.clients import ResultRow, RunDir, RunEpisodes
+from occusim.clients import RunDir, RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
 from occusim.server import Store, StoreEpisodes
 from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
@@ -174,20 +173,17 @@ def test_the_simulator_audits_flags_show_on_their_step():
 
 
 def test_a_runs_rows_give_the_index_their_flagged_steps():
+    from occusim.clients import StepFlags
     from occusim.clients._viewer_run import _entry
+    from occusim.environments import FlagKind, StepFlag
     from occusim.testing import synthetic_rows
 
-    class Flag(BaseModel):
-        kind: str
+    def flag(kind: FlagKind) -> StepFlag:
+        return StepFlag(kind=kind, detail="found by the audit")
 
-    class Flagged(BaseModel):
-        flags: list[Flag]
-
-    class FlaggedRow(ResultRow):  # the shape of rows that record the per-step audit's findings
-        flagged_steps: list[Flagged] = []
-
-    row = FlaggedRow(**synthetic_rows()[0].model_dump(), flagged_steps=[
-        Flagged(flags=[Flag(kind="omission"), Flag(kind="value_mismatch")]), Flagged(flags=[Flag(kind="omission")])])
+    row = synthetic_rows()[0].model_copy(update={"flagged_steps": [
+        StepFlags(step=1, tool="get_order", flags=[flag(FlagKind.omission), flag(FlagKind.value_mismatch)]),
+        StepFlags(step=2, tool="get_order", flags=[flag(FlagKind.omission)])]})
 
     assert _entry(row).flags == ["omission", "value_mismatch"]
     assert _entry(synthetic_rows()[0]).flags == []

@@ -1,0 +1,399 @@
+"""The per-step audit: cheap checks, without any model call, of a simulated answer against the state, the
+call, the earlier observations and the tool's declarations (docs/metrics.md defines each flag)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from occusim.environments import FlagKind, Scenario, SimulationMode, StepFlag, Tool, reports_error
+
+from ._audit_index import (
+    ID_PATTERN,
+    Record,
+    StateIndex,
+    all_strings,
+    is_id_key,
+    is_name_key,
+    is_scalar,
+    normalized,
+    own_id,
+    walk_lists,
+    walk_objects,
+    walk_strings,
+)
+from ._audit_schema import declared_names, undeclared_fields
+
+_CREATING_OPS = ("add", "copy", "move")
+
+
+def audit_step(scenario: Scenario, tool: Tool, arguments: dict[str, Any], *, state_before: dict[str, Any],
+               observation: Any, patch: Sequence[dict[str, Any]], state_after: dict[str, Any],
+               earlier_observations: Sequence[Any] = (), mode: SimulationMode = "tracked") -> list[StepFlag]:
+    """Every flag one simulated step earns; an empty list for a faithful one.
+
+    In `history` (and `occubench`) mode no state is tracked: only the checks that need none run (fields
+    the output schema does not declare, and ids or names a read-only tool reports that appear neither in
+    the initial state, the call, the rules nor an earlier observation).
+    """
+    tracked = mode == "tracked"
+    flags: list[StepFlag] = []
+    if tracked:
+        flags.extend(patch_flags(tool, patch))
+    if not isinstance(observation, dict):
+        return flags
+    failed = reports_error(observation)
+    if failed:
+        if tracked and patch:
+            flags.append(StepFlag(kind=FlagKind.patch_contradiction, path=str(patch[0].get("path")),
+                                  detail="the observation reports an error, yet the patch changes the state"))
+        return flags
+    if tracked or tool.read_only:
+        flags.extend(_grounding(scenario, arguments, state_before, observation, patch,
+                                state_after if tracked else None, earlier_observations))
+    after = StateIndex.of(state_after) if tracked else None
+    flags.extend(_invented_fields(tool, observation, after))
+    if after is not None:
+        flags.extend(_state_agreement(observation, after, patch))
+        flags.extend(_omissions(observation, after, arguments))
+    return flags
+
+
+def patch_flags(tool: Tool, patch: Sequence[dict[str, Any]]) -> list[StepFlag]:
+    """What a tool's declarations forbid in its patch: any change by a read-only tool, and changes outside
+    the paths it may write. The world model's validation enforces these."""
+    if not patch:
+        return []
+    if tool.read_only:
+        paths = ", ".join(sorted({str(op.get("path")) for op in patch}))
+        return [StepFlag(kind=FlagKind.read_only_change, path=str(patch[0].get("path")),
+                         detail=f"{tool.name} is read-only, yet its patch changes {paths}")]
+    if tool.writes is None:
+        return []
+    flags = []
+    for op in patch:
+        for key in ("path", "from") if op.get("op") == "move" else ("path",):
+            target = op.get(key)
+            if isinstance(target, str) and not tool.may_write(target):
+                flags.append(StepFlag(
+                    kind=FlagKind.out_of_bounds_write, path=target,
+                    detail=f"{tool.name} may change only {', '.join(tool.writes)}, yet its patch changes {target}"))
+    return flags
+
+
+def _within(path: str, allowed: str) -> bool:
+    allowed = allowed.rstrip("/")
+    return allowed == "" or path == allowed or path.startswith(allowed + "/")
+
+
+def _touches(patch: Sequence[dict[str, Any]], path: str) -> bool:
+    return any(isinstance(op.get("path"), str) and (_within(path, op["path"]) or _within(op["path"], path))
+               for op in patch)
+
+
+def _grounding(scenario: Scenario, arguments: dict[str, Any], state_before: dict[str, Any], observation: Any,
+               patch: Sequence[dict[str, Any]], state_after: dict[str, Any] | None,
+               earlier: Sequence[Any]) -> list[StepFlag]:
+    """Ids and names the observation reports that nothing the simulator was given contains."""
+    given = _Texts([state_before, arguments, *earlier])
+    created = _Texts([state_after])
+    flags = []
+    for path, key, value in walk_strings(observation):
+        named = key is not None and is_name_key(key)
+        identifying = ID_PATTERN.match(value) is not None or (key is not None and is_id_key(key.removesuffix("s")))
+        if not (named or identifying) or not value.strip():
+            continue
+        if given.holds(value) or value in scenario.rules:
+            continue
+        if state_after is not None:
+            if created.holds(value):
+                continue
+            if identifying and _creates_identified_records(patch):
+                flags.append(StepFlag(kind=FlagKind.created_id_mismatch, path=path,
+                                      detail=f"{value!r} is reported as created, but the patch creates no such "
+                                      "record"))
+                continue
+        what = "name" if named and not identifying else "id"
+        flags.append(StepFlag(kind=FlagKind.fabricated_entity, path=path,
+                              detail=f"the {what} {value!r} appears nowhere in the state, the call or earlier "
+                              "observations"))
+    return flags
+
+
+def _creates_identified_records(patch: Sequence[dict[str, Any]]) -> bool:
+    """Whether the patch adds a record with an id of its own (an id field, or filed under an id), the kind of
+    record whose id a created-record observation reports. An unnumbered log entry has none to match."""
+    for op in patch:
+        if op.get("op") not in _CREATING_OPS:
+            continue
+        last = str(op.get("path", "")).rsplit("/", 1)[-1]
+        value = op.get("value")
+        if ID_PATTERN.match(last) or (isinstance(value, dict) and own_id(value) is not None):
+            return True
+    return False
+
+
+class _Texts:
+    """The strings (values and keys) of some documents: exact matches through their JSON text, then
+    matches up to case and punctuation (RP-22817 for rp22817), built only when an exact one fails."""
+
+    def __init__(self, documents: Sequence[Any]) -> None:
+        self.documents = documents
+        self._text: str | None = None
+        self._normalized: set[str] | None = None
+
+    def holds(self, value: str) -> bool:
+        if self._text is None:
+            self._text = "\n".join(json.dumps(d, ensure_ascii=False) for d in self.documents if d is not None)
+        if json.dumps(value, ensure_ascii=False) in self._text:
+            return True
+        if self._normalized is None:
+            self._normalized = set()
+            for document in self.documents:
+                all_strings(document, self._normalized)
+        return normalized(value) in self._normalized
+
+
+def _invented_fields(tool: Tool, observation: dict[str, Any], after: StateIndex | None) -> list[StepFlag]:
+    flags = []
+    for path, key in undeclared_fields(tool.output_schema, observation):
+        if after is not None and _state_has_field(after, observation, path, key):
+            continue
+        flags.append(StepFlag(kind=FlagKind.invented_field, path=f"{path}/{key}",
+                              detail=f"{key!r} is neither declared by {tool.name}'s output schema nor a field "
+                              "of the record in the state"))
+    if after is None:
+        return flags
+    flagged = {flag.path for flag in flags}
+    vocabulary = declared_names(tool.output_schema)
+    for path, item in walk_objects(observation):
+        if not path:
+            continue
+        records = [record for record in after.sources(item) if _copies(item, record)]
+        if not records:
+            continue
+        for key in item:
+            where = f"{path}/{key}"
+            if key in vocabulary or where in flagged or any(key in record.value for record in records) or \
+                    any(item[key] == _mapping_key(record) for record in records):
+                continue
+            flags.append(StepFlag(kind=FlagKind.invented_field, path=where,
+                                  detail=f"{key!r} is not a field of {records[0].path}, which this object reports, "
+                                  f"nor one {tool.name}'s output schema names"))
+    return flags
+
+
+def _copies(item: dict[str, Any], record: Record) -> bool:
+    """Whether an observed object is a copy of the record rather than a view renaming its fields: most of
+    its fields (one may be the invented one) are the record's."""
+    own = sum(1 for key in item if key in record.value or item[key] == _mapping_key(record))
+    return 2 * own >= len(item) - 1
+
+
+def _mapping_key(record: Record) -> str | None:
+    """The key a record is filed under in its mapping (its id there), which a view may report as a field."""
+    last = record.path.rsplit("/", 1)[-1]
+    return None if last.isdigit() else last.replace("~1", "/").replace("~0", "~")
+
+
+def _state_has_field(after: StateIndex, observation: dict[str, Any], path: str, key: str) -> bool:
+    node: Any = observation
+    for part in path.split("/")[1:]:
+        node = node[int(part)] if isinstance(node, list) else node[part.replace("~1", "/").replace("~0", "~")]
+    return isinstance(node, dict) and any(key in record.value for record in after.sources(node))
+
+
+def _state_agreement(observation: dict[str, Any], after: StateIndex,
+                     patch: Sequence[dict[str, Any]]) -> list[StepFlag]:
+    """Fields of a reported record that differ from that record in the state (after the patch)."""
+    flags = []
+    patched = _patched_values(patch)
+    for path, item in walk_objects(observation):
+        records = _named_records(item, after)
+        if not records:
+            continue
+        for key, value in item.items():
+            if not is_scalar(value):
+                continue
+            having = [r for r in records if key in r.value and is_scalar(r.value[key])]
+            if not having or any(_same(value, r.value[key]) for r in having) or \
+                    any(_same(value, written) for written in patched.get(key, ())):
+                continue
+            record = having[0]
+            where = f"{record.path}/{key}"
+            if _touches(patch, where):
+                flags.append(StepFlag(kind=FlagKind.patch_contradiction, path=f"{path}/{key}",
+                                      detail=f"the observation says {key}={value!r}, the patch sets {where} to "
+                                      f"{record.value[key]!r}"))
+            else:
+                flags.append(StepFlag(kind=FlagKind.value_mismatch, path=f"{path}/{key}",
+                                      detail=f"the observation says {key}={value!r}, the state holds "
+                                      f"{record.value[key]!r} at {where}"))
+    return flags
+
+
+def _patched_values(patch: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Field name -> the scalar values the patch writes under it: an observation describing a record the
+    call creates or changes (a submission added below a case) reports these, not the parent's fields."""
+    written: dict[str, list[Any]] = {}
+    for op in patch:
+        value, path = op.get("value"), op.get("path")
+        if isinstance(path, str) and is_scalar(value):
+            written.setdefault(path.rsplit("/", 1)[-1], []).append(value)
+        for _, item in walk_objects(value):
+            for key, field in item.items():
+                if is_scalar(field):
+                    written.setdefault(key, []).append(field)
+    return written
+
+
+def _named_records(item: dict[str, Any], after: StateIndex) -> list[Record]:
+    """The state record an observed object is a view of: the one its own id (`id`, else its first id-like
+    field) names; other id fields are references to other records."""
+    named = own_id(item, numbers=True)
+    record = after.record_for(*named) if named is not None else None
+    return [record] if record is not None else []
+
+
+def _same(left: Any, right: Any) -> bool:
+    if isinstance(left, bool) or isinstance(right, bool):
+        return left is right
+    if isinstance(left, int | float) and isinstance(right, int | float):
+        return abs(left - right) <= 1e-9 * max(1.0, abs(left), abs(right))
+    return bool(left == right)
+
+
+def _omissions(observation: dict[str, Any], after: StateIndex, arguments: dict[str, Any]) -> list[StepFlag]:
+    flags = []
+    for path, item in walk_objects(observation):
+        for record in _named_records(item, after)[:1]:
+            for key, value in item.items():
+                held = record.value.get(key)
+                if isinstance(value, list) and isinstance(held, list) and len(value) < len(held):
+                    flags.append(StepFlag(kind=FlagKind.omission, path=f"{path}/{key}",
+                                          detail=f"{len(value)} of the {len(held)} items of {record.path}/{key} "
+                                          "are listed"))
+    for path, listed in walk_lists(observation):
+        missing = _unlisted(listed, after, arguments)
+        if missing:
+            names = ", ".join(_label(r) for r in missing[:5])
+            flags.append(StepFlag(kind=FlagKind.omission, path=path,
+                                  detail=f"{len(missing)} record(s) of {missing[0].container} that match the "
+                                  f"listed ones are left out: {names}"))
+    return flags
+
+
+def _label(record: Record) -> str:
+    named = own_id(record.value)
+    return named[1] if named else record.path
+
+
+def _unlisted(listed: list[Any], after: StateIndex, arguments: dict[str, Any]) -> list[Record]:
+    """The records a list drawn from one state collection leaves out although no attribute, pair of
+    attributes, range or argument tells them apart from the listed ones; empty when none do."""
+    if not listed or not all(isinstance(item, dict) for item in listed):
+        return []
+    containers: set[str] | None = None
+    sources = []
+    for item in listed:
+        found = after.sources(item)
+        if not found:
+            return []
+        sources.append(found)
+        here = {r.container for r in found}
+        containers = here if containers is None else containers & here
+        if not containers:
+            return []
+    assert containers is not None
+    container = min(containers)
+    chosen = [next(r for r in found if r.container == container) for found in sources]
+    members = after.members(container)
+    chosen_paths = {r.path for r in chosen}
+    others = [r for r in members if r.path not in chosen_paths]
+    if not others or len(chosen_paths) < len(listed):
+        return []
+    return [] if _explained(chosen, members, arguments) else others
+
+
+def _explained(chosen: list[Record], members: list[Record], arguments: dict[str, Any]) -> bool:
+    """Whether some filter selects exactly the listed records: a categorical attribute's values, a range
+    of a number or date, the call's arguments (equal values, dates between two of them, or text a record
+    contains)."""
+    keys = set.intersection(*({k for k, v in r.value.items() if is_scalar(v)} for r in members))
+    wanted = {r.path for r in chosen}
+    left_out = len(members) - len(wanted)
+    given = [v for v in _scalars(arguments) if isinstance(v, str)]
+    argument_values = {normalized(v) for v in given}
+    for key in sorted(keys, key=str):
+        values = [r.value[key] for r in members]
+        listed_values = {_key(r.value[key]) for r in chosen}
+        if len({_key(v) for v in values}) < len(values) and _filter_like(listed_values, wanted, members, key) and \
+                {r.path for r in members if _key(r.value[key]) in listed_values} == wanted:
+            return True
+        if left_out >= 2 and len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
+            return True
+    if argument_values and _arguments_explain(sorted(keys, key=str), chosen, members, wanted, given, argument_values):
+        return True
+    if not argument_values:
+        return False
+    texts = [(r.path, all_strings(r.value, set())) for r in members]
+    return any(value and {path for path, strings in texts if value in strings} == wanted for value in argument_values)
+
+
+def _arguments_explain(keys: list[str], chosen: list[Record], members: list[Record], wanted: set[str],
+                       given: list[str], argument_values: set[str]) -> bool:
+    """The records whose fields equal an argument wherever the listed ones do, and whose dates lie between
+    the argument dates wherever the listed ones' do, are exactly the listed ones."""
+    dates = sorted(v for v in given if _DATE.match(v))
+    equal = [k for k in keys if all(isinstance(r.value[k], str) and normalized(r.value[k]) in argument_values
+                                    for r in chosen)]
+    between = [k for k in keys if len(dates) >= 2 and k not in equal and
+               all(_within_dates(r.value[k], dates[0], dates[-1]) for r in chosen)]
+    if not equal and not between:
+        return False
+    selected = {r.path for r in members
+                if all(isinstance(r.value[k], str) and normalized(r.value[k]) in argument_values for k in equal)
+                and all(_within_dates(r.value[k], dates[0], dates[-1]) for k in between)}
+    return selected == wanted
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _within_dates(value: Any, low: str, high: str) -> bool:
+    return isinstance(value, str) and _DATE.match(value) is not None and low[:10] <= value[:10] <= high[:10]
+
+
+def _filter_like(listed_values: set[str], wanted: set[str], members: list[Record], key: str) -> bool:
+    """Whether selecting on `key` reads like a filter: a few values kept, or several left out. Keeping every
+    value but the one of a single left-out record reads like a dropped record instead."""
+    left_out = {_key(r.value[key]) for r in members if r.path not in wanted} - listed_values
+    return len(listed_values) <= 2 or len(left_out) >= 2
+
+
+def _range_explains(key: str, chosen: list[Record], members: list[Record], wanted: set[str]) -> bool:
+    """A range of numbers or dates (not of names or ids) holding exactly the listed records."""
+    values = [r.value[key] for r in chosen]
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    if not numbers and not all(isinstance(v, str) and _DATE.match(v) for v in values):
+        return False
+    low, high = min(values), max(values)
+    inside = {r.path for r in members if type(r.value[key]) is type(low) and low <= r.value[key] <= high}
+    return inside == wanted
+
+
+def _key(value: Any) -> str:
+    return repr(value)
+
+
+def _scalars(node: Any) -> Iterable[Any]:
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _scalars(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _scalars(value)
+    else:
+        yield node

@@ -1,0 +1,183 @@
+"""The per-step audit in episodes: scripted world models that make each kind of error are flagged, the
+faithful one is not, tracked mode repairs what it enforces, and flags survive the store."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from occusim.environments import FlagKind, Task, load_catalog
+from occusim.llm import scripted_model
+from occusim.server import EpisodeService, Store, run_audit_selftest
+from occusim.testing import POSTGRES_URL
+
+CATALOG = load_catalog()
+TASK = CATALOG.tasks["triage-nurse/low-acuity-resource-count"]
+Answer = dict[str, Any]
+
+
+def world(task: Task, change: Callable[[int, Answer], list[Answer]] | None = None, name: str = "w") -> str:
+    """Answers the n-th call with the n-th golden step; `change(n, golden)` may give other answers first."""
+    steps = iter(enumerate(task.reference_solution))
+    queued: list[Answer] = []
+
+    def answer(messages: list[dict], request: dict) -> Answer:
+        if not queued:
+            index, step = next(steps)
+            golden = {"observation": copy.deepcopy(step.observation), "state_patch": copy.deepcopy(step.state_patch)}
+            queued.extend([*(change(index, golden) if change else []), golden])
+        return queued.pop(0)
+
+    return scripted_model(answer, name=name)
+
+
+@pytest.fixture
+async def service(tmp_path: Path):
+    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'episodes.db'}")
+    await store.init()
+    yield EpisodeService(CATALOG, store)
+    await store.close()
+
+
+async def replay(service: EpisodeService, model: str) -> list[Any]:
+    episode = await service.create(TASK.id, world_model=model)
+    for step in TASK.reference_solution:
+        await episode.step(step.tool, step.arguments)
+    record = await service.store.load_episode(episode.id)
+    assert record is not None
+    return record.steps
+
+
+async def test_the_faithful_world_model_earns_no_flag(service):
+    steps = await replay(service, world(TASK, name="faithful"))
+    assert [s.flags for s in steps] == [[] for _ in TASK.reference_solution]
+
+
+def _replace(index: int, mutate: Callable[[Answer], None]) -> Callable[[int, Answer], list[Answer]]:
+    """Instead of the golden answer at call `index`, the golden answer changed by `mutate` (recorded as is)."""
+    def change(at: int, golden: Answer) -> list[Answer]:
+        if at != index:
+            return []
+        mutate(golden)
+        return []
+    return change
+
+
+def _fabricate(answer: Answer) -> None:
+    answer["observation"]["patient_id"] = "P-7310"
+
+
+def _invent(answer: Answer) -> None:
+    answer["observation"]["insurance_tier"] = "gold"
+
+
+def _misreport(answer: Answer) -> None:
+    answer["observation"]["name"] = answer["observation"]["name"] + " Jr"
+
+
+def _drop_bed(answer: Answer) -> None:
+    answer["observation"]["beds"].pop(4)  # A3: an open acute bed like the listed ones
+
+
+def _contradict(answer: Answer) -> None:
+    # The observation says the patient is in bed; the patch now leaves them in the waiting room.
+    for op in answer["state_patch"]:
+        if op["path"] == "/patients/P-2041/status":
+            op["value"] = "waiting_room"
+
+
+@pytest.mark.parametrize(("index", "mutate", "kind"), [
+    (0, _fabricate, FlagKind.fabricated_entity),
+    (0, _invent, FlagKind.invented_field),
+    (0, _misreport, FlagKind.value_mismatch),
+    (8, _drop_bed, FlagKind.omission),
+    (9, _contradict, FlagKind.patch_contradiction),
+], ids=["fabricated", "invented", "misreported", "omitted", "contradicted"])
+async def test_each_kind_of_error_is_flagged_on_its_step(service, index, mutate, kind):
+    steps = await replay(service, world(TASK, _replace(index, mutate), name=f"bad-{kind}"))
+    flagged = {i: [f.kind for f in s.flags] for i, s in enumerate(steps) if s.flags}
+    assert list(flagged) == [index]
+    assert kind in flagged[index]
+
+
+async def test_a_read_only_tool_that_changes_the_state_is_sent_back_and_repaired(service):
+    def delete_log(at: int, golden: Answer) -> list[Answer]:
+        bad = copy.deepcopy(golden)
+        bad["state_patch"] = [{"op": "remove", "path": "/patients/P-2041/alerts"}]
+        return [bad] if at == 0 else []
+
+    episode = await service.create(TASK.id, world_model=world(TASK, delete_log, name="ro"))
+    first = TASK.reference_solution[0]
+    outcome = await episode.step(first.tool, first.arguments)
+    assert outcome.observation == first.observation
+    assert outcome.record.state_patch == []
+    assert outcome.record.usage.calls == 2
+    assert "alerts" in episode.record.state["patients"]["P-2041"]
+
+
+async def test_a_write_outside_the_tools_paths_is_sent_back(service):
+    def write_beds(at: int, golden: Answer) -> list[Answer]:
+        bad = copy.deepcopy(golden)
+        bad["state_patch"] = [*bad["state_patch"], {"op": "replace", "path": "/ed/now", "value": "later"}]
+        return [bad] if at == 1 else []
+
+    episode = await service.create(TASK.id, world_model=world(TASK, write_beds, name="oob"))
+    for step in TASK.reference_solution[:2]:
+        outcome = await episode.step(step.tool, step.arguments)
+    assert outcome.record.usage.calls == 2
+    assert episode.record.state["ed"]["now"] != "later"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def store_at(request, tmp_path: Path):
+    """A fresh SQLite file, or a fresh schema on the PostgreSQL server (dropped after)."""
+    if request.param == "sqlite":
+        yield Store(f"sqlite+aiosqlite:///{tmp_path / 'e.db'}")
+        return
+    schema = f"occusim_test_{uuid.uuid4().hex[:12]}"
+    yield Store(POSTGRES_URL, schema=schema)
+    connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+async def test_flags_survive_the_store(store_at: Store):
+    await store_at.init()
+    service = EpisodeService(CATALOG, store_at)
+    try:
+        steps = await replay(service, world(TASK, _replace(0, _fabricate), name=f"store-{store_at.url[:6]}"))
+    finally:
+        await store_at.close()
+    assert steps[0].flags[0].kind == FlagKind.fabricated_entity
+    assert steps[0].flags[0].path == "/patient_id"
+    assert "P-7310" in steps[0].flags[0].detail
+    assert all(not step.flags for step in steps[1:])
+
+
+def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
+    result = run_audit_selftest(seed=0, catalog=CATALOG)
+    assert result.steps >= 300
+    assert result.recall >= 0.95, result.by_mutation
+    assert result.false_alarm_rate <= 0.05
+    assert all(tally.steps > 0 for tally in result.by_mutation.values())
+
+
+async def test_history_mode_runs_only_the_checks_that_need_no_state(service):
+    def history_world(messages: list[dict], request: dict) -> Answer:
+        observation = copy.deepcopy(TASK.reference_solution[0].observation)
+        observation["weight_kg"] = 61  # differs from the state: not checked without one
+        observation["bed_id"] = "FT-77"  # an id nothing holds: checked against the initial state
+        return observation
+
+    episode = await service.create(TASK.id, world_model=scripted_model(history_world, name="hist"), mode="history")
+    first = TASK.reference_solution[0]
+    outcome = await episode.step(first.tool, first.arguments)
+    assert [(f.kind, f.path) for f in outcome.record.flags] == [(FlagKind.fabricated_entity, "/bed_id")]
