@@ -5,10 +5,13 @@ from ._api_models import (
     CreateEpisodeResponse,
     EpisodeView,
     SubmitRequest,
+    TenantLimits,
+    TenantUsage,
     ViewerLinkRequest,
     ViewerLinkResponse,
 )
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
+from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
 from ._errors import (
@@ -45,6 +48,12 @@ __all__ = [
     "CreateEpisodeRequest",
     "CreateEpisodeResponse",
     "ServiceSettings",
+    "Counters",
+    "CountersUnavailableError",
+    "MemoryCounters",
+    "RedisCounters",
+    "TenantLimits",
+    "TenantUsage",
     "build_mcp_server",
     "create_app",
     "default_store_url",

@@ -50,6 +50,8 @@ from ._world_model import WorldModel
 log = logging.getLogger("occusim.server")
 
 JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
+# Told the tenant and the model cost (USD) of each committed step that cost something.
+CostHook = Callable[[str | None, float], Awaitable[None]]
 
 
 @dataclass
@@ -78,7 +80,7 @@ class Episode:
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
                  on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None,
-                 max_argument_depth: int = MAX_JSON_DEPTH) -> None:
+                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
@@ -92,6 +94,7 @@ class Episode:
         self.judge_error: str | None = None
         self._fault_rules = fault_rules(record.faults)
         self._on_close = on_close
+        self._on_cost = on_cost
         self._lock = asyncio.Lock()
         self._state_hash = state_hash(record.state)
 
@@ -267,6 +270,8 @@ class Episode:
         self.record.state = state
         if new_hash is not None:
             self._state_hash = new_hash
+        if self._on_cost is not None and step.usage.cost_usd:
+            await self._on_cost(self.record.tenant, step.usage.cost_usd)
         return StepOutcome(observation=step.observation, is_error=step.is_error, record=step)
 
     def _previous_observation(self, tool: str, arguments: dict[str, Any]) -> Any:

@@ -287,10 +287,12 @@ class Store:
             rows = (await conn.execute(query)).all()
         return [EpisodeSummary.model_validate(row._mapping) for row in rows]
 
-    async def count_episodes(self, *, status: EpisodeStatus | None = None) -> int:
+    async def count_episodes(self, *, status: EpisodeStatus | None = None, tenant: str | None = None) -> int:
         query = select(func.count()).select_from(episodes)
         if status is not None:
             query = query.where(episodes.c.status == status)
+        if tenant is not None:
+            query = query.where(episodes.c.tenant == tenant)
         async with self._read() as conn:
             return int((await conn.execute(query)).scalar_one())
 

@@ -18,9 +18,11 @@ from ._judges import (
     passing_judge,
     presented_ids,
 )
+from ._nginx import NginxProxy, nginx_config, nginx_executable
 from ._occubench import occubench_sample_path
 from ._postgres import POSTGRES_URL
 from ._prompts import tracked_call
+from ._redis import REDIS_URL
 from ._provider import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
 from ._runs import TOOLS, synthetic_rows, transcript, write_run
@@ -83,6 +85,10 @@ __all__ = [
     "TOOLS",
     "TRIAGE",
     "LiveServer",
+    "NginxProxy",
+    "REDIS_URL",
+    "nginx_config",
+    "nginx_executable",
     "ReplayWorld",
     "ScriptedAgent",
     "ScriptedJudge",
