@@ -9,6 +9,7 @@ import math
 import os
 import sys
 import threading
+from typing import Any
 
 from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
@@ -223,7 +224,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],
             "allowed_hosts": [*settings.allowed_hosts, *args.allowed_host],
-            "limits": settings.limits.model_copy(update=_limit_flags(args)),
+            "limits": _limits_with_flags(settings.limits, args),
         })
         app = create_app(settings)
     except ConfigError as error:
@@ -250,6 +251,19 @@ async def _serve_http(args: argparse.Namespace) -> int:
     )
     await uvicorn.Server(config).serve()
     return 0
+
+
+def _limits_with_flags(limits: Any, args: argparse.Namespace) -> Any:
+    """The config's default limits with the --max-* flags over them; ConfigError for a value out of range."""
+    from pydantic import ValidationError
+
+    from occusim.server import ConfigError, TenantLimits
+
+    try:
+        return TenantLimits.model_validate({**limits.model_dump(exclude_unset=True), **_limit_flags(args)})
+    except ValidationError as error:
+        problems = "; ".join(f"limits.{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in error.errors())
+        raise ConfigError(f"--max-* flags: {problems}") from None
 
 
 def _limit_flags(args: argparse.Namespace) -> dict[str, float]:
