@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 LOCK_SECONDS = 30.0
+SOCKET_SECONDS = 30.0
 
 
 class CountersUnavailableError(Exception):
@@ -98,11 +99,20 @@ class RedisCounters:
 
     def __init__(self, url: str, *, prefix: str = "occusim") -> None:
         import redis.asyncio
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError, TimeoutError
 
         self.url = url
         self.prefix = prefix
         try:
-            self._redis: Any = redis.asyncio.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+            # A saturated replica's event loop can run late by seconds: time out generously, and retry what
+            # a dropped connection or a timeout interrupted.
+            self._redis: Any = redis.asyncio.Redis.from_url(
+                url, socket_timeout=SOCKET_SECONDS, socket_connect_timeout=SOCKET_SECONDS,
+                retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),
+                retry_on_error=[ConnectionError, TimeoutError], health_check_interval=30,
+            )
         except ValueError as error:
             raise CountersUnavailableError(f"--redis {_shown(url)}: {error}") from None
 

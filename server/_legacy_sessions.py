@@ -30,7 +30,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from ._counters import Counters
+from ._counters import Counters, CountersUnavailableError
 
 log = logging.getLogger("occusim.server")
 
@@ -88,10 +88,13 @@ class LegacySessions:
                 await _error(400, "Bad Request: Missing session ID")(scope, receive, send)
             return
         known = self.version_of(episode_id, presented)
-        if known is None or await self.ended.flagged(f"ended-session:{presented}"):
+        if known is None or await self._ended(presented):
             await _error(404, "Not Found: Invalid or expired session ID")(scope, receive, send)
         elif method == "DELETE":
-            await self.ended.flag(f"ended-session:{presented}", ttl=ENDED_SECONDS)
+            try:
+                await self.ended.flag(f"ended-session:{presented}", ttl=ENDED_SECONDS)
+            except CountersUnavailableError as error:
+                log.warning("an ended MCP session was not recorded: %s", error)
             await Response(status_code=200, headers={MCP_SESSION_ID_HEADER: presented})(scope, receive, send)
         elif method == "GET":
             # No stream to offer: these tools send nothing unasked, and a stream would tie a client to one
@@ -100,6 +103,16 @@ class LegacySessions:
                          {"Allow": "POST, DELETE"})(scope, receive, send)
         else:
             await _serve_request(server, lifespan_state, self.security, presented, known, scope, receive, send)
+
+
+    async def _ended(self, session_id: str) -> bool:
+        # Shared counters out of reach: the session is served rather than refused (it is only an ended
+        # session that would be let through, and only while Redis is away).
+        try:
+            return await self.ended.flagged(f"ended-session:{session_id}")
+        except CountersUnavailableError as error:
+            log.warning("could not check whether an MCP session ended: %s", error)
+            return False
 
 
 async def _serve_request(server: Server[Any], lifespan_state: Any, security: TransportSecuritySettings,

@@ -83,7 +83,14 @@ class TenantLimiter:
         limits = self.limits(tenant)
         await self._check_spend(tenant, limits)
         key = _minute_key(tenant)
-        total = await self.counters.add(key, calls, ttl=2 * MINUTE)
+        try:
+            total = await self.counters.add(key, calls, ttl=2 * MINUTE)
+        except CountersUnavailableError as error:
+            if limits.tool_calls_per_minute is not None:
+                raise
+            # Only counted for GET /v1/usage: the call goes ahead uncounted.
+            log.warning("tool calls of tenant %r not counted: %s", tenant, error)
+            return
         if limits.tool_calls_per_minute is not None and total > limits.tool_calls_per_minute:
             await self.counters.add(key, -calls, ttl=2 * MINUTE)  # refused calls do not count
             raise TenantLimitError(
