@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import yaml
-from _served import percentile
+from _served import bench_scenario, percentile
 
 from occusim.server import Store
 from occusim.testing import (
@@ -36,7 +36,6 @@ from occusim.testing import (
     mcp_session,
     start_service,
     wait_healthy,
-    write_triage_source,
 )
 
 SESSIONS = int(os.environ.get("BENCH_SESSIONS", "100"))
@@ -52,7 +51,8 @@ async def replicas(folder: Path, count: int, *, redis: bool, schema: str) -> Asy
         "world_model": "scripted/triage", "expire_every_seconds": 3600, "limits": LIMITS,
         **({"redis": REDIS_URL, "redis_prefix": f"bench-{uuid.uuid4().hex}"} if redis else {}),
     }))
-    source = write_triage_source(folder)
+    source = folder / "triage.yaml"
+    source.write_text(yaml.safe_dump(bench_scenario(max_steps=50)))
     ports = [free_port() for _ in range(count)]
     processes = [start_service(folder, config, source, port, folder / f"replica-{port}.log") for port in ports]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
@@ -65,13 +65,13 @@ async def replicas(folder: Path, count: int, *, redis: bool, schema: str) -> Asy
             process.wait(timeout=60)
 
 
-async def session(http: httpx.AsyncClient, base: str, mode: str, latencies: list[float]) -> None:
+async def session(http: httpx.AsyncClient, base: str, mode: str, latencies: list[float], calls: int) -> None:
     created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
                               headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
     created.raise_for_status()
     body = created.json()
     async with mcp_session(body["mcp_url"], body["token"], mode, read_timeout=600) as client:
-        for _ in range(CALLS):
+        for _ in range(calls):
             began = time.perf_counter()
             result = await client.call_tool("get_patient", {"patient_id": "P2"})
             latencies.append(time.perf_counter() - began)
@@ -79,19 +79,28 @@ async def session(http: httpx.AsyncClient, base: str, mode: str, latencies: list
         await client.call_tool("submit_result", {"answer": "done"})
 
 
-async def drive(base: str, sessions: int) -> tuple[list[float], float]:
+async def drive(base: str, sessions: int, calls: int = CALLS) -> tuple[list[float], float]:
     latencies: list[float] = []
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(timeout=600, limits=limits) as http:
         began = time.perf_counter()
-        await asyncio.gather(*(session(http, base, LEGACY if n % 2 else MODERN, latencies) for n in range(sessions)))
+        await asyncio.gather(*(session(http, base, LEGACY if n % 2 else MODERN, latencies, calls)
+                               for n in range(sessions)))
     return latencies, time.perf_counter() - began
 
 
-def line(name: str, latencies: list[float], seconds: float) -> tuple[float, float]:
-    p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
-    print(f"  {name:<34} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  {len(latencies) / seconds:6.0f} calls/s")
-    return p50, len(latencies) / seconds
+async def measure(name: str, base: str) -> tuple[float, float, float]:
+    """A warm-up session (litellm's import, first connections), one session alone, then SESSIONS at once:
+    (p50 alone, p50 under load, calls/s under load)."""
+    await drive(base, 1, 2)
+    alone, _ = await drive(base, 1, 20)
+    loaded, seconds = await drive(base, SESSIONS)
+    p50_alone = percentile(alone, 0.5) * 1000
+    p50, p95 = percentile(loaded, 0.5) * 1000, percentile(loaded, 0.95) * 1000
+    rate = len(loaded) / seconds
+    print(f"  {name:<32} alone p50 {p50_alone:6.1f} ms | {SESSIONS} sessions: p50 {p50:7.1f} ms, "
+          f"p95 {p95:7.1f} ms, {rate:5.1f} calls/s")
+    return p50_alone, p50, rate
 
 
 async def main() -> None:
@@ -104,19 +113,18 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as name:
             folder = Path(name)
             async with replicas(folder, 1, redis=False, schema=schema) as bases:
-                line("1 replica, counters in memory, 1 session", *await drive(bases[0], 1))
-                memory = line("1 replica, counters in memory", *await drive(bases[0], SESSIONS))
+                memory = await measure("1 replica, counters in memory", bases[0])
             async with replicas(folder, 1, redis=True, schema=schema) as bases:
-                line("1 replica, Redis, 1 session", *await drive(bases[0], 1))
-                one = line("1 replica, Redis", *await drive(bases[0], SESSIONS))
+                one = await measure("1 replica, Redis", bases[0])
             async with replicas(folder, 2, redis=True, schema=schema) as bases:
                 with NginxProxy(folder / "nginx", [base.removeprefix("http://") for base in bases]) as proxy:
-                    line("2 replicas behind nginx, 1 session", *await drive(proxy.url, 1))
-                    two = line("2 replicas behind nginx, Redis", *await drive(proxy.url, SESSIONS))
+                    two = await measure("2 replicas behind nginx, Redis", proxy.url)
     finally:
         await drop_schema(schema)
-    print(f"  Redis counting vs memory (1 replica): p50 x{one[0] / memory[0]:.2f}")
-    print(f"  2 replicas + nginx vs 1 replica: p50 x{two[0] / one[0]:.2f}, throughput x{two[1] / one[1]:.2f}")
+    print(f"  Redis vs memory counting, 1 replica: alone p50 x{one[0] / memory[0]:.2f}, "
+          f"loaded p50 x{one[1] / memory[1]:.2f}")
+    print(f"  2 replicas + nginx vs 1 replica: alone p50 x{two[0] / one[0]:.2f}, loaded p50 x{two[1] / one[1]:.2f}, "
+          f"throughput x{two[2] / one[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,15 @@
-"""Counters, flags and locks that replicas share: in Redis with `--redis URL`, else in this process's memory.
+"""Counters and flags that replicas share: in Redis with `--redis URL`, else in this process's memory.
 
 Each key expires after the time it is given, so windows (a minute, a day) clean up after themselves.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-import weakref
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-LOCK_SECONDS = 30.0
 SOCKET_SECONDS = 30.0
 
 
@@ -35,10 +32,6 @@ class Counters(Protocol):
 
     async def flagged(self, key: str) -> bool: ...
 
-    def lock(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
-        """Held by one holder at a time, across every process using these counters."""
-        ...
-
     async def close(self) -> None: ...
 
 
@@ -47,7 +40,6 @@ class MemoryCounters:
 
     def __init__(self) -> None:
         self._values: dict[str, tuple[float, float]] = {}
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def _live(self, key: str) -> float:
         entry = self._values.get(key)
@@ -76,14 +68,6 @@ class MemoryCounters:
 
     async def flagged(self, key: str) -> bool:
         return self._live(key) > 0
-
-    @contextlib.asynccontextmanager
-    async def lock(self, key: str) -> AsyncIterator[None]:
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        async with lock:
-            yield
 
     async def close(self) -> None:
         self._values.clear()
@@ -139,20 +123,6 @@ class RedisCounters:
     async def flagged(self, key: str) -> bool:
         async with self._answers():
             return bool(await self._redis.exists(self._key(key)))
-
-    @contextlib.asynccontextmanager
-    async def lock(self, key: str) -> AsyncIterator[None]:
-        # A holder that dies frees the lock after LOCK_SECONDS.
-        lock = self._redis.lock(self._key(f"lock:{key}"), timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
-        async with self._answers():
-            acquired = await lock.acquire()
-        if not acquired:
-            raise CountersUnavailableError(f"Redis lock {key!r} was not free within {LOCK_SECONDS:.0f} s")
-        try:
-            yield
-        finally:
-            with contextlib.suppress(Exception):  # expired meanwhile: nothing left to release
-                await lock.release()
 
     async def ping(self) -> None:
         async with self._answers():

@@ -20,6 +20,9 @@ log = logging.getLogger("occusim.server")
 MINUTE, DAY = 60.0, 86_400.0
 # Open episodes free up as they are submitted or expire; a client asked to wait tries again after this.
 OPEN_EPISODES_RETRY_SECONDS = 30
+# The count of a tenant's creations in flight lapses this long after it starts, so that a replica killed
+# mid-creation holds no place for longer.
+OPENING_SECONDS = 60.0
 
 
 class TenantLimitError(Exception):
@@ -54,8 +57,10 @@ class TenantLimiter:
     async def opening_episode(self, tenant: str | None) -> AsyncIterator[None]:
         """Hold while creating an episode: refuses with TenantLimitError past the open-episode or cost limit.
 
-        Creations of one tenant are serialised (a Redis lock across replicas) so that concurrent requests
-        cannot all pass the count.
+        Each creation first takes a place among the tenant's creations in flight (a shared counter), then
+        counts the open episodes in the store: the two together can never let more episodes open than the
+        limit, even when replicas create at once, and creations never wait on each other. Near the limit,
+        concurrent creations may be refused where one of them would have fit; they are told to retry.
         """
         limits = self.limits(tenant)
         if tenant is None:
@@ -65,16 +70,21 @@ class TenantLimiter:
         if limits.open_episodes is None:
             yield
             return
-        async with self.counters.lock(f"open:{tenant}"):
+        key = f"opening:{tenant}"
+        opening = await self.counters.add(key, 1, ttl=OPENING_SECONDS)
+        try:
             open_now = await self.store.count_episodes(status="open", tenant=tenant)
-            if open_now >= limits.open_episodes:
+            if open_now + max(opening, 1) > limits.open_episodes:
                 raise TenantLimitError(
                     "open_episode_limit",
-                    f"tenant {tenant!r} has {open_now} open episodes, its limit; submit one (or let one expire) "
-                    "before starting another",
+                    f"tenant {tenant!r} has {open_now} open episodes and {max(opening, 1) - 1:.0f} more being "
+                    f"created, its limit is {limits.open_episodes}; submit one (or let one expire) and retry",
                     OPEN_EPISODES_RETRY_SECONDS,
                 )
             yield
+        finally:
+            with contextlib.suppress(CountersUnavailableError):  # the place lapses with the counter
+                await self.counters.add(key, -1, ttl=OPENING_SECONDS)
 
     async def admit_tool_calls(self, tenant: str | None, calls: int) -> None:
         """Count `calls` tool calls of the tenant, or refuse them all with TenantLimitError."""
