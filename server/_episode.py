@@ -143,6 +143,8 @@ class Episode:
     async def _locked_step(self, tool: str, arguments: dict[str, Any] | None,
                            raw_arguments: str | None) -> StepOutcome:
         async with self._lock:
+            if self.store.shared:
+                await self._catch_up()
             try:
                 return await self._step(tool, arguments, raw_arguments)
             except StepConflictError:
@@ -282,6 +284,14 @@ class Episode:
                 if not reports_error(answer):
                     return answer
         return None
+
+    async def _catch_up(self) -> None:
+        """Reload when another process recorded steps (or closed the episode) since this copy was read:
+        behind a proxy without stickiness that is most calls, and simulating from a stale state would pay
+        for a model call that the store then refuses."""
+        status, step_count = await self.store.progress(self.id)
+        if status != self.record.status or step_count != len(self.record.steps):
+            await self._reload()
 
     async def _reload(self) -> None:
         fresh = await self.store.load_episode(self.id)

@@ -20,6 +20,7 @@ from occusim.testing import (
     SESSION_HEADER,
     LiveServer,
     RawSession,
+    TriageModel,
     drop_schema,
     hosted_settings,
     rpc,
@@ -61,8 +62,9 @@ async def _created(http: httpx.AsyncClient, server: LiveServer) -> dict[str, Any
 @pytest.mark.redis
 async def test_a_session_moves_between_replicas_request_by_request(tmp_path):
     schema = f"legacy_{uuid.uuid4().hex[:10]}"
+    world = TriageModel(name=f"counted-{uuid.uuid4().hex}")
     settings = hosted_settings(tmp_path, db=POSTGRES_URL, db_schema=schema, redis=REDIS_URL,
-                               redis_prefix=f"test-{uuid.uuid4().hex}")
+                               redis_prefix=f"test-{uuid.uuid4().hex}", world_model=world.model)
     try:
         with LiveServer(settings) as first, LiveServer(settings) as second:
             async with httpx.AsyncClient(timeout=60) as http:
@@ -85,6 +87,8 @@ async def test_a_session_moves_between_replicas_request_by_request(tmp_path):
                         id=10 + number))
                     assert called.status_code == 200, called.text
                     assert not called.json()["result"]["isError"], called.text
+                # Each replica caught up from the store before simulating: one model call per tool call.
+                assert world.calls == 4
                 stream = await replicas.send(1, "GET")
                 assert stream.status_code == 405 and stream.headers["allow"] == "POST, DELETE"
                 ended = await replicas.send(1, "DELETE")
