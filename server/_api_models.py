@@ -98,7 +98,7 @@ class TenantLimits(BaseModel):
         default=None, ge=0, description="MCP tool calls per calendar minute (UTC), over all the tenant's episodes.",
     )
     cost_per_day_usd: float | None = Field(
-        default=None, ge=0, description="World-model spend per UTC day; once reached, no new episode or tool call.",
+        default=None, ge=0, description="Model spend (world model and judge) per UTC day; once reached, no new episode or tool call.",
     )
 
 
@@ -108,7 +108,7 @@ class TenantUsage(BaseModel):
     tenant: str | None = Field(description="The API key's tenant; null when the service runs without auth.")
     open_episodes: int
     tool_calls_this_minute: int
-    cost_today_usd: float = Field(description="World-model spend since 00:00 UTC.")
+    cost_today_usd: float = Field(description="Model spend (world model and judge) since 00:00 UTC.")
     limits: TenantLimits = Field(description="The limits that apply to this tenant.")
     minute_resets_in_seconds: float = Field(description="When tool_calls_this_minute starts again from 0.")
     day_resets_in_seconds: float = Field(description="When cost_today_usd starts again from 0.")

@@ -50,7 +50,7 @@ from ._world_model import WorldModel
 log = logging.getLogger("occusim.server")
 
 JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
-# Told the tenant and the model cost (USD) of each committed step that cost something.
+# Told the tenant and the model cost (USD) of each committed step, and of each judgment, that cost something.
 CostHook = Callable[[str | None, float], Awaitable[None]]
 
 
@@ -342,6 +342,9 @@ class Episode:
             log.warning("judging episode %s failed: %s", self.id, self.judge_error)
             return None
         await self.store.save_judgment(self.id, verdict)
+        cost = getattr(getattr(verdict, "usage", None), "cost_usd", None)
+        if self._on_cost is not None and cost:
+            await self._on_cost(self.record.tenant, cost)
         self.verdict = verdict
         self.judge_error = None
         self.record.status = "judged"

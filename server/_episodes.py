@@ -35,7 +35,7 @@ class EpisodeService:
     `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
     `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds;
     at most `max_concurrent_calls` tool calls wait on world models at once, later ones queue before
-    spending a model call. `on_cost` is told each step's model cost, with the episode's tenant.
+    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant.
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 

@@ -1,4 +1,4 @@
-"""Per-tenant limits of the hosted service: open episodes, tool calls per minute, world-model spend per day.
+"""Per-tenant limits of the hosted service: open episodes, tool calls per minute, model spend per day.
 
 Counts live in `Counters` (Redis across replicas, memory on one); open episodes are counted in the store.
 """

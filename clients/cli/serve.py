@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument("--max-tool-calls-per-minute", type=int, metavar="N",
                       help="tool calls each tenant may make per minute (default: no limit)")
     http.add_argument("--max-cost-per-day", type=float, metavar="USD",
-                      help="world-model spend each tenant may reach per UTC day (default: no limit)")
+                      help="model spend (world model and judge) each tenant may reach per UTC day (default: no limit)")
 
 
 async def run(args: argparse.Namespace) -> int:

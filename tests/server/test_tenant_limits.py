@@ -11,9 +11,19 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import BaseModel
 
+from occusim.environments import Usage
 from occusim.rest import ErrorBody
-from occusim.server import ConfigError, MemoryCounters, RedisCounters, TenantUsage, load_settings
+from occusim.server import (
+    ConfigError,
+    EpisodeService,
+    MemoryCounters,
+    RedisCounters,
+    Store,
+    TenantUsage,
+    load_settings,
+)
 from occusim.testing import (
     API_KEYS,
     CHEST_PAIN,
@@ -24,11 +34,13 @@ from occusim.testing import (
     ProviderStub,
     RawSession,
     Reply,
+    TriageModel,
     completion_body,
     drop_schema,
     hosted_settings,
     simulate_triage,
     tracked_call,
+    triage_catalog,
 )
 
 LATEST_HANDSHAKE = "2025-11-25"
@@ -192,3 +204,26 @@ def test_serve_refuses_a_redis_it_cannot_reach(tmp_path, capsys, monkeypatch):
     assert "open_episodes: Input should be greater than or equal to 0" in capsys.readouterr().err
     assert main(["serve", "some/task", "--redis", "redis://127.0.0.1:6379/0"]) == 2
     assert "need --http" in capsys.readouterr().err
+
+
+class _PricedVerdict(BaseModel):
+    passed: bool = True
+    usage: Usage
+
+
+async def test_a_judgment_reports_its_cost_with_the_tenant(tmp_path):
+    spent: list[tuple[str | None, float]] = []
+
+    async def on_cost(tenant: str | None, cost: float) -> None:
+        spent.append((tenant, cost))
+
+    async def priced_judge(task: Any, scenario: Any, record: Any) -> BaseModel:
+        return _PricedVerdict(usage=Usage(cost_usd=0.25, calls=3))
+
+    async with Store(tmp_path / "store.db") as store:
+        service = EpisodeService(triage_catalog(), store, world_model=TriageModel().model, judge=priced_judge,
+                                 on_cost=on_cost)
+        episode = await service.create(CHEST_PAIN, tenant="alice")
+        await episode.step("list_patients", {})
+        await episode.submit("done")
+    assert spent == [("alice", 0.25)], "the scripted world model is free; the judgment is not"
