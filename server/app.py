@@ -36,8 +36,8 @@ from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
-from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
 from ._routes_usage import usage_router
+from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
 from ._store import Store
 from ._tenant_limits import TenantLimiter
 
