@@ -22,7 +22,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,local,postgres,ray]'
+	$(BIN)/python -m pip install -q -e '.[dev,local,postgres,ray,hosted]'
 	touch $(STAMP)
 
 demo: $(STAMP)

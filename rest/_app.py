@@ -21,7 +21,8 @@ _ERROR_TEXT = {
     400: "The body is not JSON, or holds what no record can (NUL, lone surrogates, nesting over 128 levels)",
     401: "Missing or wrong credentials", 403: "Not offered to this API key", 404: "Not found", 409: "Conflict",
     413: "Body too large", 415: "The body is not sent as application/json", 422: "Invalid request",
-    502: "A model could not be reached",
+    429: "A limit of the tenant was reached; retry after the Retry-After header's seconds",
+    502: "A model could not be reached", 503: "Unavailable for now; retry after the Retry-After header's seconds",
 }
 BODY_ERRORS = (400, 413, 415, 422)
 

@@ -5,12 +5,15 @@ from ._api_models import (
     CreateEpisodeResponse,
     EpisodeView,
     SubmitRequest,
+    TenantLimits,
+    TenantUsage,
     ViewerLinkRequest,
     ViewerLinkResponse,
 )
 from ._audit import audit_step, patch_flags
 from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
+from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
 from ._errors import (
@@ -54,6 +57,12 @@ __all__ = [
     "CreateEpisodeRequest",
     "CreateEpisodeResponse",
     "ServiceSettings",
+    "Counters",
+    "CountersUnavailableError",
+    "MemoryCounters",
+    "RedisCounters",
+    "TenantLimits",
+    "TenantUsage",
     "build_mcp_server",
     "create_app",
     "default_store_url",

@@ -88,6 +88,32 @@ class ScenarioList(BaseModel):
     scenarios: list[ScenarioSummary]
 
 
+class TenantLimits(BaseModel):
+    """What one tenant may consume; a limit left unset (null) does not apply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    open_episodes: int | None = Field(default=None, ge=0, description="Episodes open at once.")
+    tool_calls_per_minute: int | None = Field(
+        default=None, ge=0, description="MCP tool calls per calendar minute (UTC), over all the tenant's episodes.",
+    )
+    cost_per_day_usd: float | None = Field(
+        default=None, ge=0, description="Model spend (world model and judge) per UTC day; once reached, no new episode or tool call.",
+    )
+
+
+class TenantUsage(BaseModel):
+    """What a tenant has consumed, counted across every replica that shares the store and Redis."""
+
+    tenant: str | None = Field(description="The API key's tenant; null when the service runs without auth.")
+    open_episodes: int
+    tool_calls_this_minute: int
+    cost_today_usd: float = Field(description="Model spend (world model and judge) since 00:00 UTC.")
+    limits: TenantLimits = Field(description="The limits that apply to this tenant.")
+    minute_resets_in_seconds: float = Field(description="When tool_calls_this_minute starts again from 0.")
+    day_resets_in_seconds: float = Field(description="When cost_today_usd starts again from 0.")
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from occusim.environments import (
     MAX_JSON_DEPTH,
@@ -22,6 +22,7 @@ from occusim.environments import (
 )
 from occusim.llm import ModelConfig
 
+from ._api_models import TenantLimits
 from ._auth import fingerprint
 from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS
 from ._store import DEFAULT_MAX_OVERFLOW, DEFAULT_POOL_SIZE
@@ -123,6 +124,17 @@ class ServiceSettings(BaseModel):
         default=75.0, gt=0, description="How long an idle HTTP connection stays open. Longer than clients "
         "wait between calls under load, so a client never sends a call on a connection being closed.",
     )
+    redis: str | None = Field(
+        default=None, description="Redis URL (redis://host:6379/0) where replicas share tenant usage and ended "
+        "MCP sessions; without it they are counted in this process only.",
+    )
+    redis_prefix: str = Field(default="occusim", min_length=1, max_length=100,
+                              description="Prefix of this service's Redis keys (one per deployment sharing a Redis).")
+    limits: TenantLimits = Field(default_factory=TenantLimits,
+                                 description="Limits of every tenant that tenant_limits does not name otherwise.")
+    tenant_limits: dict[str, TenantLimits] = Field(
+        default_factory=dict, description="Tenant name -> its own limits, each overriding the one in limits.",
+    )
     token_secret: str | None = Field(
         default=None, min_length=16,
         description="Key that signs episode tokens, at least 16 characters; every process sharing a store needs the same.",
@@ -141,6 +153,14 @@ class ServiceSettings(BaseModel):
             raise ValueError(f"{', '.join(local)}: a local model file can be only the default world_model, "
                              "never one a request chooses")
         return value
+
+    @model_validator(mode="after")
+    def _limits_name_tenants(self) -> ServiceSettings:
+        unknown = sorted(set(self.tenant_limits) - set(self.api_keys))
+        if unknown and self.api_keys:
+            raise ValueError(f"tenant_limits names tenants without an API key: {', '.join(unknown)}; "
+                             f"the tenants are {', '.join(sorted(self.api_keys))}")
+        return self
 
     def world_model_for(self, requested: str | None, default: str) -> str | None:
         """The world model a request may use: None (the default) or one of world_models.

@@ -50,6 +50,8 @@ from ._world_model import WorldModel
 log = logging.getLogger("occusim.server")
 
 JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
+# Told the tenant and the model cost (USD) of each committed step, and of each judgment, that cost something.
+CostHook = Callable[[str | None, float], Awaitable[None]]
 
 
 @dataclass
@@ -78,7 +80,7 @@ class Episode:
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
                  on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None,
-                 max_argument_depth: int = MAX_JSON_DEPTH) -> None:
+                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
@@ -92,6 +94,7 @@ class Episode:
         self.judge_error: str | None = None
         self._fault_rules = fault_rules(record.faults)
         self._on_close = on_close
+        self._on_cost = on_cost
         self._lock = asyncio.Lock()
         self._state_hash = state_hash(record.state)
 
@@ -140,6 +143,8 @@ class Episode:
     async def _locked_step(self, tool: str, arguments: dict[str, Any] | None,
                            raw_arguments: str | None) -> StepOutcome:
         async with self._lock:
+            if self.store.shared:
+                await self._catch_up()
             try:
                 return await self._step(tool, arguments, raw_arguments)
             except StepConflictError:
@@ -268,6 +273,8 @@ class Episode:
         self.record.state = state
         if new_hash is not None:
             self._state_hash = new_hash
+        if self._on_cost is not None and step.usage.cost_usd:
+            await self._on_cost(self.record.tenant, step.usage.cost_usd)
         return StepOutcome(observation=step.observation, is_error=step.is_error, record=step)
 
     def _previous_observation(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -278,6 +285,14 @@ class Episode:
                 if not reports_error(answer):
                     return answer
         return None
+
+    async def _catch_up(self) -> None:
+        """Reload when another process recorded steps (or closed the episode) since this copy was read:
+        behind a proxy without stickiness that is most calls, and simulating from a stale state would pay
+        for a model call that the store then refuses."""
+        status, step_count = await self.store.progress(self.id)
+        if status != self.record.status or step_count != len(self.record.steps):
+            await self._reload()
 
     async def _reload(self) -> None:
         fresh = await self.store.load_episode(self.id)
@@ -328,6 +343,9 @@ class Episode:
             log.warning("judging episode %s failed: %s", self.id, self.judge_error)
             return None
         await self.store.save_judgment(self.id, verdict)
+        cost = getattr(getattr(verdict, "usage", None), "cost_usd", None)
+        if self._on_cost is not None and cost:
+            await self._on_cost(self.record.tenant, cost)
         self.verdict = verdict
         self.judge_error = None
         self.record.status = "judged"

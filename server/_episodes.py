@@ -17,7 +17,7 @@ from occusim.environments import (
 )
 from occusim.llm import ModelConfig
 
-from ._episode import Episode, JudgeHook
+from ._episode import CostHook, Episode, JudgeHook
 from ._errors import EpisodeError
 from ._limits import LoopSemaphore
 from ._store import Store, utcnow
@@ -35,7 +35,7 @@ class EpisodeService:
     `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
     `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds;
     at most `max_concurrent_calls` tool calls wait on world models at once, later ones queue before
-    spending a model call.
+    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant.
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 
@@ -43,8 +43,10 @@ class EpisodeService:
                  judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2,
                  harness: HarnessPrompts | None = None, max_argument_depth: int = MAX_JSON_DEPTH,
                  call_deadline: float = DEFAULT_CALL_DEADLINE,
-                 max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS) -> None:
+                 max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
+                 on_cost: CostHook | None = None) -> None:
         self.catalog = catalog
+        self.on_cost = on_cost
         self.harness = harness
         self.store = store
         self.judge = judge
@@ -161,7 +163,7 @@ class EpisodeService:
         return Episode(
             record, task=task, scenario=self.catalog.scenario_of(task), world_model=simulator, store=self.store,
             judge=self.judge, on_close=lambda episode: self.forget(episode.id), harness=self.harness,
-            max_argument_depth=self.max_argument_depth,
+            max_argument_depth=self.max_argument_depth, on_cost=self.on_cost,
         )
 
     def _world_model_named(self, name: str) -> WorldModel:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from fastapi import Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from occusim.environments import Catalog
-from occusim.rest import unauthorized
+from occusim.rest import ApiError, unauthorized
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ServiceSettings
+from ._counters import CountersUnavailableError
 from ._episodes import EpisodeService
 from ._judging import BackgroundJudging
 from ._mcp_http import EpisodeEndpoints
+from ._tenant_limits import TenantLimiter, TenantLimitError
 
 # Parsing only (auto_error off): the routes answer a missing or wrong credential with their own 401.
 _API_KEY = HTTPBearer(scheme_name="apiKey", description="A tenant API key.", auto_error=False)
@@ -38,6 +41,7 @@ class Hosted:
     tokens: EpisodeTokens
     judging: BackgroundJudging
     endpoints: EpisodeEndpoints
+    limits: TenantLimiter
 
     def tenant_dependency(self) -> Callable[..., Awaitable[str | None]]:
         """A dependency giving the caller's tenant from its API key; None when the service runs without auth."""
@@ -52,3 +56,15 @@ class Hosted:
             return found
 
         return tenant
+
+
+@contextlib.contextmanager
+def tenant_limits_answered() -> Iterator[None]:
+    """A limit reached as 429, and counters that cannot be reached as 503, both with Retry-After."""
+    try:
+        yield
+    except TenantLimitError as error:
+        raise ApiError(429, error.kind, str(error), headers={"Retry-After": str(error.retry_after)}) from None
+    except CountersUnavailableError as error:
+        raise ApiError(503, "limits_unavailable", f"tenant limits cannot be checked: {error}",
+                       headers={"Retry-After": "5"}) from None

@@ -23,7 +23,7 @@ from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeVie
 from ._config import ModelNotAllowedError
 from ._episodes import EPISODE_ID
 from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
-from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted
+from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted, tenant_limits_answered
 
 MCP_PATH = "/v1/episodes/{episode_id}/mcp"
 _MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -32,7 +32,7 @@ _MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {"description": "A notification or response from the client, accepted"},
     400: {"description": "Not a valid MCP message (answered with a JSON-RPC error)"},
     406: {"description": "The Accept header lacks application/json or text/event-stream"},
-    **error_responses(401, 404, 409, 413),
+    **error_responses(401, 404, 409, 413, 429, 503),
 }
 
 
@@ -57,7 +57,7 @@ def episode_router(hosted: Hosted) -> APIRouter:
     @router.post(
         "/v1/episodes", status_code=201, summary="Start an episode of a task",
         description="Returns the episode's MCP URL and the bearer token that URL requires.",
-        responses=error_responses(*BODY_ERRORS, 401, 403, 404),
+        responses=error_responses(*BODY_ERRORS, 401, 403, 404, 429, 503),
     )
     async def create_episode(
         body: CreateEpisodeRequest, request: Request, tenant: str | None = Depends(tenant_of)
@@ -67,11 +67,13 @@ def episode_router(hosted: Hosted) -> APIRouter:
         except ModelNotAllowedError as error:
             raise ApiError(403, "model_not_allowed", str(error)) from None
         try:
-            episode = await service.create(
-                body.task_id, world_model=chosen,
-                faults=body.fault_settings(), tenant=tenant,
-                mode=body.mode if "mode" in body.model_fields_set else hosted.service.default_mode,
-            )
+            with tenant_limits_answered():
+                async with hosted.limits.opening_episode(tenant):
+                    episode = await service.create(
+                        body.task_id, world_model=chosen,
+                        faults=body.fault_settings(), tenant=tenant,
+                        mode=body.mode if "mode" in body.model_fields_set else hosted.service.default_mode,
+                    )
         except UnknownTaskError as error:
             raise ApiError(404, "unknown_task", str(error)) from None
         except EpisodeError as error:
@@ -110,15 +112,24 @@ def episode_router(hosted: Hosted) -> APIRouter:
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             return _unsupported_version(version)
-        return await hosted.endpoints.exchange(episode_id)
+        body = await request.body() if request.method == "POST" else None
+        exchange = await hosted.endpoints.exchange(episode_id, body)
+        try:
+            with tenant_limits_answered():
+                await hosted.limits.admit_tool_calls(exchange.tenant, exchange.post.tool_calls)
+        except ApiError:
+            exchange.release()
+            raise
+        return exchange
 
     for method in ("POST", "GET", "DELETE"):
         router.add_api_route(
             MCP_PATH, mcp, methods=[method], operation_id=f"mcp_{method.lower()}", tags=["mcp"],
             summary=f"The episode's MCP streamable-HTTP endpoint ({method})", responses=_MCP_RESPONSES,
             description="Speak MCP here with any client: protocol 2026-07-28 without a session, or the handshake "
-            "era with an Mcp-Session-Id (GET opens its event stream, DELETE ends it). Tools are the scenario's "
-            "plus submit_result.",
+            "era with an Mcp-Session-Id that every replica serves (GET answers 405: no server-sent stream; DELETE "
+            "ends the session). Tools are the scenario's plus submit_result; tool calls count against the "
+            "tenant's limits (429 with Retry-After).",
         )
         # The same endpoint with a trailing slash, as some clients write it: a redirect would lose POST bodies.
         router.add_api_route(MCP_PATH + "/", mcp, methods=[method], include_in_schema=False,

@@ -271,6 +271,21 @@ class Store:
             update={"steps": [STEPS.from_row(step_row._mapping) for step_row in step_rows]}
         )
 
+    async def progress(self, episode_id: str) -> tuple[EpisodeStatus, int]:
+        """The episode's stored status and number of committed steps: one small read, to tell whether a
+        copy in memory is still current. Raises EpisodeNotFoundError."""
+        query = select(episodes.c.status, episodes.c.step_count).where(episodes.c.id == episode_id)
+        async with self._read() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            raise EpisodeNotFoundError(episode_id)
+        return row.status, int(row.step_count)
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes are expected to write the same episodes (a PostgreSQL store)."""
+        return self.backend == "postgresql"
+
     async def list_episodes(self, *, status: EpisodeStatus | None = None, task_id: str | None = None,
                             tenant: str | None = None, limit: int = 100, offset: int = 0) -> list[EpisodeSummary]:
         """Episodes, newest first, filtered by status, task and tenant."""
@@ -287,10 +302,12 @@ class Store:
             rows = (await conn.execute(query)).all()
         return [EpisodeSummary.model_validate(row._mapping) for row in rows]
 
-    async def count_episodes(self, *, status: EpisodeStatus | None = None) -> int:
+    async def count_episodes(self, *, status: EpisodeStatus | None = None, tenant: str | None = None) -> int:
         query = select(func.count()).select_from(episodes)
         if status is not None:
             query = query.where(episodes.c.status == status)
+        if tenant is not None:
+            query = query.where(episodes.c.tenant == tenant)
         async with self._read() as conn:
             return int((await conn.execute(query)).scalar_one())
 

@@ -27,24 +27,30 @@ from occusim.rest import error_responses, rest_app
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ConfigError, ServiceSettings
+from ._counters import Counters, counters_for
 from ._episodes import EpisodeService
 from ._http_api import Hosted
 from ._http_guards import HostGuard, cors
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
+from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
+from ._routes_usage import usage_router
 from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
 from ._store import Store
+from ._tenant_limits import TenantLimiter
 
 log = logging.getLogger("occusim.server")
 
 
-def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None) -> FastAPI:
+def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None,
+               counters: Counters | None = None) -> FastAPI:
     """Build the service. Raises ConfigError for unsafe settings (auth off beyond loopback, no keys).
 
     `catalog` defaults to the bundled catalog plus `settings.sources`; `store` to `Store(settings.db)`,
-    which the app then opens and closes with its lifespan (a store passed in is initialised, not closed).
+    which the app then opens and closes with its lifespan (a store passed in is initialised, not closed);
+    `counters` (tenant usage, ended MCP sessions) to Redis at `settings.redis`, else this process's memory.
     """
     settings.check_exposure()
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
@@ -53,6 +59,9 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
                                                   pool_size=settings.db_pool_size,
                                                   max_overflow=settings.db_max_overflow)
     harness = _harness(settings)
+    owns_counters = counters is None
+    counters = counters if counters is not None else counters_for(settings.redis, prefix=settings.redis_prefix)
+    limits = TenantLimiter(counters, store, defaults=settings.limits, tenants=settings.tenant_limits)
     hook = (
         occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
         else judge_hook(settings.judge_model)
@@ -60,7 +69,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
                              max_argument_depth=settings.max_argument_depth,
                              call_deadline=settings.tool_call_timeout,
-                             max_concurrent_calls=settings.max_concurrent_calls)
+                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
@@ -69,12 +78,12 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     judging = BackgroundJudging()
     endpoints = EpisodeEndpoints(
         service, security, judging=judging, max_body_bytes=settings.max_body_bytes,
-        session_idle_seconds=settings.episode_idle_seconds,
+        sessions=LegacySessions(settings.token_key(), counters, security),
     )
     hosted = Hosted(
         settings=settings, catalog=catalog, service=service,
         api_keys=None if settings.no_auth else ApiKeys(settings.api_keys),
-        tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints,
+        tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints, limits=limits,
     )
     # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
     judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
@@ -93,13 +102,16 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
                 background.cancel_scope.cancel()
             await judging.drain(settings.drain_seconds)
         finally:
+            if owns_counters:
+                await counters.close()
             if owns_store:
                 await store.close()
 
     viewer = HostedViewer(hosted)
     app = rest_app(
         title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
-        routers=[catalog_router(hosted), episode_router(hosted), judge, viewer_link_router(hosted, viewer)],
+        routers=[catalog_router(hosted), episode_router(hosted), usage_router(hosted), judge,
+                 viewer_link_router(hosted, viewer)],
         max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
         middleware=[Middleware(HostGuard, security=security), cors(settings.trusted_origins())], lifespan=lifespan,
     )

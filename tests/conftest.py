@@ -1,6 +1,7 @@
 """Shared fixtures: OccuBench-format releases, a small valid scenario, an isolated response cache, the local
-model; and the rule that a test needing a missing service (PostgreSQL, Chromium, the MCP Inspector, the
-OccuBench sample, Ray) is skipped with the reason, or fails under CI=true, where everything must run."""
+model; and the rule that a test needing a missing service (PostgreSQL, Redis, Chromium, nginx, the MCP
+Inspector, the OccuBench sample, Ray) is skipped with the reason, or fails under CI=true, where everything must
+run."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 import yaml
 
 from occusim.llm import ResponseCache, default_cache, set_default_cache, start_local_model
-from occusim.testing import POSTGRES_URL, occubench_sample_path
+from occusim.testing import POSTGRES_URL, REDIS_URL, nginx_executable, occubench_sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
@@ -36,15 +37,24 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@functools.cache
-def _postgres_missing() -> str | None:
-    parts = urlsplit(POSTGRES_URL)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 5432
+def _server_missing(url: str, default_port: int, name: str, variable: str) -> str | None:
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or default_port
     try:
         socket.create_connection((host, port), timeout=2).close()
     except OSError as error:
-        return f"no PostgreSQL server at {host}:{port} ({error.strerror or error}); set OCCUSIM_TEST_POSTGRES_URL"
+        return f"no {name} server at {host}:{port} ({error.strerror or error}); set {variable}"
     return None
+
+
+@functools.cache
+def _postgres_missing() -> str | None:
+    return _server_missing(POSTGRES_URL, 5432, "PostgreSQL", "OCCUSIM_TEST_POSTGRES_URL")
+
+
+@functools.cache
+def _redis_missing() -> str | None:
+    return _server_missing(REDIS_URL, 6379, "Redis", "OCCUSIM_TEST_REDIS_URL")
 
 
 def _harness_missing() -> str | None:
@@ -62,6 +72,7 @@ def _ray_missing() -> str | None:
 
 REQUIREMENTS: dict[str, Callable[[], str | None]] = {
     "postgres": _postgres_missing,
+    "redis": _redis_missing,
     "occubench_harness": _harness_missing,
     "ray": _ray_missing,
 }
@@ -79,6 +90,16 @@ def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
         unavailable("chromium is not installed (.ci/run installs it with apt-get)")
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def nginx() -> str:
+    """nginx's executable (Debian's package), for tests that put a reverse proxy in front of replicas."""
+    found = nginx_executable()
+    if found is None:
+        unavailable("nginx is not installed (.ci/run installs it with apt-get)")
     assert found is not None
     return found
 

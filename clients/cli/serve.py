@@ -9,6 +9,7 @@ import math
 import os
 import sys
 import threading
+from typing import Any
 
 from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
 
@@ -30,6 +31,13 @@ signed with OCCUSIM_TOKEN_SECRET (or token_secret; at least 16 characters, or th
 start), else with a key file kept beside the default db; processes sharing one PostgreSQL store must
 share the secret.
 
+Replicas: any number of processes sharing one PostgreSQL store and one --redis serve every episode and
+every MCP session (either protocol era) behind a proxy without stickiness; see docs/deployment.md.
+Limits per tenant (API key): --max-open-episodes, --max-tool-calls-per-minute and --max-cost-per-day set
+every tenant's; `limits` and `tenant_limits` in --config set them per tenant. A tenant past a limit gets
+429 with Retry-After; GET /v1/usage shows its usage and limits. Without --redis, usage is counted per
+process, which is exact only for a single replica.
+
 Models: --world-model / --judge-model take litellm model strings; unset, OCCUSIM_WORLD_MODEL_MODEL /
 OCCUSIM_JUDGE_MODEL / OCCUSIM_MODEL apply, else the small local model (offline smoke runs only).
 For tests and offline use, OCCUSIM_SCRIPTED_MODELS names Python modules (comma-separated) imported
@@ -42,6 +50,9 @@ examples:
   occusim serve triage-nurse/pediatric-danger-zone --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1
   OCCUSIM_API_KEYS=alice=s3cret occusim serve --http --host 0.0.0.0 --port 8000 --allowed-host bench.example.org:*
   occusim serve --http --no-auth --port 8000
+  # one of N replicas behind a proxy: shared PostgreSQL store, shared Redis, per-tenant limits
+  occusim serve --http --config service.yaml --db postgresql+asyncpg://occusim@db/occusim \\
+      --redis redis://cache:6379/0 --max-open-episodes 50 --max-tool-calls-per-minute 600 --max-cost-per-day 20
 """
 
 STDIO_ONLY = ("faults", "fault_count", "fault_duration", "seed", "mode", "episode_id")
@@ -78,6 +89,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument("--no-auth", action="store_true", help="no API keys (loopback hosts only)")
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
                       help="also accept this Host header, e.g. bench.example.org:* (repeatable)")
+    http.add_argument("--redis", metavar="URL",
+                      help="Redis shared by the replicas behind one address (tenant usage, ended MCP sessions), "
+                           "e.g. redis://127.0.0.1:6379/0; without it they are counted in this process only")
+    http.add_argument("--max-open-episodes", type=int, metavar="N",
+                      help="episodes each tenant may have open at once (default: no limit)")
+    http.add_argument("--max-tool-calls-per-minute", type=int, metavar="N",
+                      help="tool calls each tenant may make per minute (default: no limit)")
+    http.add_argument("--max-cost-per-day", type=float, metavar="USD",
+                      help="model spend (world model and judge) each tenant may reach per UTC day (default: no limit)")
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -97,8 +117,9 @@ async def run(args: argparse.Namespace) -> int:
         return _usage(f"{flags} apply to a stdio episode; over HTTP each POST /v1/episodes chooses them")
     if args.protocol == "occubench" and args.mode:
         return _usage("--mode applies to the native protocol; --protocol occubench has OccuBench's own world model")
-    if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host):
-        return _usage("--host, --port, --config, --no-auth and --allowed-host need --http")
+    if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host
+                          or args.redis or _limit_flags(args)):
+        return _usage("--host, --port, --config, --no-auth, --allowed-host, --redis and the --max-* limits need --http")
     try:
         load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
     except ImportError as error:
@@ -198,11 +219,12 @@ async def _serve_http(args: argparse.Namespace) -> int:
             "host": args.host, "port": args.port, "db": args.db, "world_model": args.world_model,
             "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
             "bundled": False if args.no_bundled else None, "protocol": args.protocol,
-            "tool_call_timeout": args.tool_call_timeout,
+            "tool_call_timeout": args.tool_call_timeout, "redis": args.redis,
         })
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],
             "allowed_hosts": [*settings.allowed_hosts, *args.allowed_host],
+            "limits": _limits_with_flags(settings.limits, args),
         })
         app = create_app(settings)
     except ConfigError as error:
@@ -214,6 +236,10 @@ async def _serve_http(args: argparse.Namespace) -> int:
             pass  # reached and migrated before anything is served
     except (StoreUnavailableError, ValueError) as error:
         return _usage(str(error))
+    if settings.redis:
+        problem = await _redis_problem(settings.redis)
+        if problem:
+            return _usage(problem)
     start_importing_litellm()
     auth = "without auth (loopback only)" if settings.no_auth else f"with {len(settings.api_keys)} API key(s)"
     print(f"occusim serve: http://{settings.host}:{settings.port} {auth}, store {_shown(settings.db)}",
@@ -225,6 +251,43 @@ async def _serve_http(args: argparse.Namespace) -> int:
     )
     await uvicorn.Server(config).serve()
     return 0
+
+
+def _limits_with_flags(limits: Any, args: argparse.Namespace) -> Any:
+    """The config's default limits with the --max-* flags over them; ConfigError for a value out of range."""
+    from pydantic import ValidationError
+
+    from occusim.server import ConfigError, TenantLimits
+
+    try:
+        return TenantLimits.model_validate({**limits.model_dump(exclude_unset=True), **_limit_flags(args)})
+    except ValidationError as error:
+        problems = "; ".join(f"limits.{'.'.join(map(str, d['loc']))}: {d['msg']}" for d in error.errors())
+        raise ConfigError(f"--max-* flags: {problems}") from None
+
+
+def _limit_flags(args: argparse.Namespace) -> dict[str, float]:
+    """The --max-* flags given, as TenantLimits fields; a negative value is refused by the settings."""
+    given = {"open_episodes": args.max_open_episodes, "tool_calls_per_minute": args.max_tool_calls_per_minute,
+             "cost_per_day_usd": args.max_cost_per_day}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+async def _redis_problem(url: str) -> str | None:
+    """Why the service cannot use Redis at `url`, or None once it answered a PING."""
+    from occusim.server import CountersUnavailableError, RedisCounters
+
+    try:
+        counters = RedisCounters(url)
+    except CountersUnavailableError as error:
+        return str(error)
+    try:
+        await counters.ping()
+    except CountersUnavailableError as error:
+        return f"{error}; start Redis or drop --redis to count usage in this process only"
+    finally:
+        await counters.close()
+    return None
 
 
 def _shown(db: str) -> str:

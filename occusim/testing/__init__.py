@@ -18,10 +18,13 @@ from ._judges import (
     passing_judge,
     presented_ids,
 )
+from ._nginx import NginxProxy, nginx_config, nginx_executable
 from ._occubench import occubench_sample_path
-from ._postgres import POSTGRES_URL
+from ._postgres import POSTGRES_URL, drop_schema
 from ._prompts import tracked_call
 from ._provider import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
+from ._raw_mcp import SESSION_HEADER, RawSession, rpc
+from ._redis import REDIS_URL
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
 from ._runs import TOOLS, synthetic_rows, transcript, write_run
 from ._scripted_provider import ScriptedProvider, passing_verdicts
@@ -38,6 +41,8 @@ from ._served import (
     mcp_session,
     serve_args,
     server_env,
+    start_service,
+    wait_healthy,
     write_triage_source,
 )
 from ._triage import (
@@ -83,6 +88,13 @@ __all__ = [
     "TOOLS",
     "TRIAGE",
     "LiveServer",
+    "NginxProxy",
+    "REDIS_URL",
+    "RawSession",
+    "SESSION_HEADER",
+    "rpc",
+    "nginx_config",
+    "nginx_executable",
     "ReplayWorld",
     "ScriptedAgent",
     "ScriptedJudge",
@@ -91,6 +103,7 @@ __all__ = [
     "calibrated_ballot",
     "calibrated_judge",
     "cut_short",
+    "drop_schema",
     "fails_answer",
     "free_port",
     "garbage",
@@ -103,6 +116,8 @@ __all__ = [
     "presented_ids",
     "serve_args",
     "server_env",
+    "start_service",
+    "wait_healthy",
     "simulate_triage",
     "start_episode",
     "synthetic_rows",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -13,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import uvicorn
 import yaml
@@ -111,3 +114,31 @@ async def mcp_session(url: str, token: str | None, mode: str = MODERN,
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(read_timeout)) as http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client
+
+
+def start_service(tmp_path: Path, config: Path, source: Path, port: int, log: Path,
+                  **env: str) -> subprocess.Popen[bytes]:
+    """`occusim serve --http` as a process of its own: the triage source only, settings from `config`."""
+    return subprocess.Popen(
+        [PYTHON, "-m", "occusim", "serve", "--http", "--config", str(config), "--source", str(source),
+         "--no-bundled", "--port", str(port), "--log-level", "warning"],
+        env=server_env(tmp_path, **env), stderr=log.open("w"),
+    )
+
+
+async def wait_healthy(bases: list[str], processes: list[subprocess.Popen[bytes]], within: float = 60) -> None:
+    """Until every service answers /healthz; fails if one exits or the time runs out."""
+    deadline = time.monotonic() + within
+    async with httpx.AsyncClient() as http:
+        for base, process in zip(bases, processes, strict=True):
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"the service on {base} exited with {process.returncode}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the service on {base} did not start within {within:.0f} s")
+                try:
+                    if (await http.get(f"{base}/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.2)

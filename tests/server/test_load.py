@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import time
 import uuid
-from pathlib import Path
 
 import asyncpg
 import httpx
@@ -25,13 +22,13 @@ from occusim.testing import (
     API_KEYS,
     CHEST_PAIN,
     POSTGRES_URL,
-    PYTHON,
     TOKEN_SECRET,
     LiveServer,
     free_port,
     hosted_settings,
     mcp_session,
-    server_env,
+    start_service,
+    wait_healthy,
     write_triage_source,
 )
 
@@ -114,10 +111,10 @@ async def test_two_processes_sharing_postgresql_serve_every_session_without_erro
         pass  # the tables exist before either process starts, as after a deployment's migration step
     ports = [free_port(), free_port()]
     logs = [tmp_path / f"service-{port}.log" for port in ports]
-    servers = [_start_service(tmp_path, config, source, port, log) for port, log in zip(ports, logs, strict=True)]
+    servers = [start_service(tmp_path, config, source, port, log, OCCUSIM_TEST_MODEL_DELAY=MODEL_DELAY) for port, log in zip(ports, logs, strict=True)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        await _wait_healthy(bases, servers)
+        await wait_healthy(bases, servers)
         episode_ids = await _run_sessions(bases)
     finally:
         for server in servers:
@@ -127,26 +124,3 @@ async def test_two_processes_sharing_postgresql_serve_every_session_without_erro
     for log in logs:
         text = log.read_text()
         assert "Traceback" not in text and " ERROR " not in text, text[-2000:]
-
-
-def _start_service(tmp_path: Path, config: Path, source: Path, port: int, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [PYTHON, "-m", "occusim", "serve", "--http", "--config", str(config), "--source", str(source),
-         "--no-bundled", "--port", str(port), "--log-level", "warning"],
-        env=server_env(tmp_path, OCCUSIM_TEST_MODEL_DELAY=MODEL_DELAY), stderr=log.open("w"),
-    )
-
-
-async def _wait_healthy(bases: list[str], servers: list[subprocess.Popen]) -> None:
-    deadline = time.monotonic() + 60
-    async with httpx.AsyncClient() as http:
-        for base, server in zip(bases, servers, strict=True):
-            while True:
-                assert server.poll() is None, f"the service on {base} exited with {server.returncode}"
-                assert time.monotonic() < deadline, f"the service on {base} did not start"
-                try:
-                    if (await http.get(f"{base}/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.2)
