@@ -13,8 +13,10 @@ from typing import Any
 from pydantic import BaseModel
 
 # The episode every client plays on the triage task: a call that works, one the server refuses, the answer.
+# The refused call has every required argument (openai-agents checks those itself, before sending) but one
+# out of the schema's range.
 CALL = ("set_priority", {"patient_id": "P1", "priority": 1})
-INVALID_CALL = ("set_priority", {"patient_id": "P1"})
+INVALID_CALL = ("set_priority", {"patient_id": "P1", "priority": 9})
 ANSWER = "P1 has priority 1"
 SUBMIT = "submit_result"
 # Long enough for a world-model call; the scripted one answers at once.

@@ -56,7 +56,7 @@ def check_report(report: EpisodeReport) -> None:
     assert called.content == {"ok": True, "patient_id": "P1", "priority": 1}
     assert (refused.tool, refused.is_error) == (INVALID_CALL[0], True)
     assert refused.content["error"]["type"] == "invalid_arguments"
-    assert "'priority' is a required property" in refused.content["error"]["message"]
+    assert "9 is greater than the maximum of 5" in refused.content["error"]["message"]
     assert (submitted.tool, submitted.is_error) == (SUBMIT, False)
     assert submitted.content["status"] == "submitted"
 
