@@ -51,7 +51,7 @@ $(INSPECTOR_STAMP):
 # One episode over stdio and over HTTP with each client (tests/interop; `make test` does not collect it).
 interop: $(STAMP) interop-clients
 	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
-		-o python_files='interop_*.py' tests/interop
+		-o python_files='interop_*.py' --durations=0 tests/interop
 
 interop-clients: $(INTEROP_STAMPS)
 

@@ -41,7 +41,7 @@ async def main() -> None:
             text = "".join(part.text for part in answer.content if isinstance(part, TextContent))
             content = answer.structured_content if answer.structured_content is not None else parsed(text)
             results.append(ToolResult(tool=tool, is_error=answer.is_error, content=content))
-    report(EpisodeReport(client=f"fastmcp {version('fastmcp-slim')}", tools=[t.name for t in tools],
+    report(EpisodeReport(client=f"fastmcp {version('fastmcp')}", tools=[t.name for t in tools],
                          results=results))
 
 
