@@ -49,4 +49,5 @@ async def main() -> None:
     report(EpisodeReport(client=f"inspect-ai {version('inspect-ai')}", tools=list(tools), results=results))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -62,4 +62,5 @@ async def main() -> None:
                          results=results))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())

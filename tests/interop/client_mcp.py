@@ -56,4 +56,5 @@ async def main() -> None:
             report(await play(session))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())

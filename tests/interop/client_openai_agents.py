@@ -53,4 +53,5 @@ async def main() -> None:
             report(await play(server))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())
