@@ -8,6 +8,11 @@ STAMP := $(VENV)/.installed-stamp
 INSPECTOR_VERSION := 2.12.0
 INSPECTOR_DIR := .cache/inspector
 INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
+# Third-party MCP clients for `make interop`, each in its own virtualenv under .cache/interop/<client>, pinned
+# in tests/interop/requirements/<client>.txt.
+INTEROP_DIR := .cache/interop
+INTEROP_CLIENTS := $(basename $(notdir $(wildcard tests/interop/requirements/*.txt)))
+INTEROP_STAMPS := $(foreach client,$(INTEROP_CLIENTS),$(INTEROP_DIR)/$(client)/.installed-stamp)
 # pytest-xdist workers for `make test` ("auto": one per CPU; 0 runs every test in this process). Each test
 # file runs on one worker (--dist loadfile), so a module's shared fixture (a batch run, a server) starts once.
 TEST_WORKERS ?= auto
@@ -15,7 +20,7 @@ TEST_WORKERS ?= auto
 SLOW_TESTS := local_model or load
 PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
-.PHONY: setup demo test lint typecheck bench clean inspector
+.PHONY: setup demo test lint typecheck bench clean inspector interop interop-clients
 
 setup: $(STAMP)
 
@@ -43,6 +48,19 @@ $(INSPECTOR_STAMP):
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	touch $(INSPECTOR_STAMP)
 
+# One episode over stdio and over HTTP with each client (tests/interop; `make test` does not collect it).
+interop: $(STAMP) interop-clients
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
+		-o python_files='interop_*.py' --durations=0 tests/interop
+
+interop-clients: $(INTEROP_STAMPS)
+
+$(INTEROP_DIR)/%/.installed-stamp: tests/interop/requirements/%.txt
+	rm -rf $(INTEROP_DIR)/$*
+	$(PYTHON) -m venv $(INTEROP_DIR)/$*
+	$(INTEROP_DIR)/$*/bin/python -m pip install -q -r $<
+	touch $@
+
 # Without npm the Inspector is not installed and its tests skip with the reason (CI=true makes them fail).
 test: lint typecheck
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory inspector; \
@@ -53,4 +71,4 @@ bench: $(STAMP)
 	for b in bench/bench_*.py; do LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR)
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR) $(INTEROP_DIR)

@@ -27,6 +27,7 @@ from occusim.testing import POSTGRES_URL, REDIS_URL, nginx_executable, occubench
 REPO = Path(__file__).resolve().parents[1]
 MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
 INSPECTOR = Path(os.environ.get("OCCUSIM_INSPECTOR", REPO / ".cache/inspector/node_modules/.bin/mcp-inspector"))
+INTEROP_VENVS = REPO / ".cache" / "interop"
 ON_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
@@ -110,6 +111,19 @@ def mcp_inspector() -> Path:
     if not INSPECTOR.exists():
         unavailable(f"the MCP Inspector CLI is not at {INSPECTOR}: run `make inspector` (needs npm)")
     return INSPECTOR
+
+
+@pytest.fixture
+def interop_python() -> Callable[[str], Path]:
+    """The Python of a third-party client's virtualenv, as `make interop` installs it (`.cache/interop/<client>`)."""
+
+    def python(client: str) -> Path:
+        found = INTEROP_VENVS / client / "bin" / "python"
+        if not (INTEROP_VENVS / client / ".installed-stamp").exists():
+            unavailable(f"the {client} client is not installed in {found.parent.parent}: run `make interop`")
+        return found
+
+    return python
 
 
 @dataclass(frozen=True)
