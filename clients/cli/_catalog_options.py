@@ -1,4 +1,4 @@
-"""The `--source` and `--no-bundled` options shared by every command that loads the catalog."""
+"""The `--source`, `--no-bundled` and `--tasks` options shared by the commands that load the catalog."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ def add_catalog_options(parser: argparse.ArgumentParser | Any, *, bundled_flag: 
     )
     if bundled_flag:
         parser.add_argument("--no-bundled", action="store_true", help="leave out the bundled catalog")
+
+
+def add_task_option(parser: argparse.ArgumentParser | Any) -> None:
+    """Add `--tasks SELECTOR`: task-id globs, scenario ids or category slugs (Catalog.select)."""
+    parser.add_argument("--tasks", default="all", metavar="SELECTOR",
+                        help="comma-separated task-id globs, scenario ids or category slugs (default all)")
 
 
 def add_exemplar_option(parser: argparse.ArgumentParser | Any) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, cast
 
-from ._catalog_options import add_catalog_options, report_catalog_problems
+from ._catalog_options import add_catalog_options, add_task_option, report_catalog_problems
 
 if TYPE_CHECKING:
     from occusim.environments import FaultMode
@@ -62,8 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     models.add_argument("--agent-temperature", type=float, default=1.0, metavar="T",
                         help="agent sampling temperature; each trial sends its own seed (default 1)")
     work = parser.add_argument_group("what to run")
-    work.add_argument("--tasks", default="all", metavar="SELECTOR",
-                      help="comma-separated task-id globs, scenario ids or category slugs (default all)")
+    add_task_option(work)
     add_catalog_options(work, bundled_flag=False)
     work.add_argument("--faults", default="E0", metavar="MODES",
                       help="comma-separated fault modes from E0,E1,E2,E3,prompt (default E0)")
