@@ -25,6 +25,7 @@ from ._export import OpenAIExample as OpenAIExample
 from ._export import ShareGPTExample as ShareGPTExample
 from ._export import export_examples as export_examples
 from ._export import export_run as export_run
+from ._fidelity import StepFidelity as StepFidelity
 from ._mcp_connect import connect as connect
 from ._mcp_connect import stdio_command as stdio_command
 from ._metrics import JudgeStats as JudgeStats
@@ -50,5 +51,18 @@ from ._results import RunDir as RunDir
 from ._results import RunError as RunError
 from ._results import StepFlags as StepFlags
 from ._results import load_rows as load_rows
+from ._simcheck import CheckedStep as CheckedStep
+from ._simcheck import FidelityFigures as FidelityFigures
+from ._simcheck import SimcheckError as SimcheckError
+from ._simcheck import SimcheckReport as SimcheckReport
+from ._simcheck import run_simcheck as run_simcheck
+from ._simcheck import select_checkable as select_checkable
+from ._simcheck_report import build_simcheck_report as build_simcheck_report
+from ._simcheck_report import write_simcheck as write_simcheck
+from ._simulator_agreement import AgentCompletion as AgentCompletion
+from ._simulator_agreement import PairAgreement as PairAgreement
+from ._simulator_agreement import SimulatorAgreement as SimulatorAgreement
+from ._simulator_agreement import load_runs as load_runs
+from ._simulator_agreement import simulator_agreement as simulator_agreement
 from ._viewer_run import RunEpisodes as RunEpisodes
 from ._viewer_run import store_missing as store_missing

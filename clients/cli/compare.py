@@ -1,21 +1,34 @@
-"""`occusim compare`: the paired difference in completion between two runs, per fault mode, with its significance."""
+"""`occusim compare`: two runs compared pairwise, or the agreement of world models over runs of the same agents."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from occusim.clients import ResultRow, RunComparison, RunConfig
+    from occusim.clients._report import Report
 
 DESCRIPTION = """\
-Compare two run folders written by `occusim run`, typically two agents on the same tasks and fault modes.
+Compare run folders written by `occusim run`.
 
-Only the (task, fault mode) pairs scored in both runs count; pairs scored in one run only (not run, an
-infrastructure error, or unjudged) are dropped and counted. For each fault mode, and for all modes
-together, it prints completion in A and in B over those pairs, the difference A - B, its 95 % interval
-(a paired bootstrap over tasks: a resampled task brings its outcomes in both runs) and the p-value of a
-two-sided sign-flip permutation test on the per-task differences (exact when at most 16 tasks differ;
-with one trial per task it is the exact McNemar test). A pair's outcome is the share of its scored
-trials that passed. Settings other than the agent that differ between the runs (world model, judge,
-protocol, prompt versions, ...) are listed, since they also explain a difference.
+Two runs RUN_A and RUN_B under one world model (typically two agents on the same tasks and fault modes):
+a paired comparison. Only the (task, fault mode) pairs scored in both runs count; pairs scored in one run only (not
+run, an infrastructure error, or unjudged) are dropped and counted. For each fault mode, and for all
+modes together, it prints completion in A and in B over those pairs, the difference A - B, its 95 %
+interval (a paired bootstrap over tasks: a resampled task brings its outcomes in both runs) and the
+p-value of a two-sided sign-flip permutation test on the per-task differences (exact when at most 16
+tasks differ; with one trial per task it is the exact McNemar test). A pair's outcome is the share of its
+scored trials that passed. Settings other than the agent that differ between the runs (world model,
+judge, protocol, prompt versions, ...) are listed, since they also explain a difference.
+
+Runs of the same agents under two or more world models (one run per agent and world model): the
+cross-simulator agreement of OccuBench. For each pair of world models, overall and per category: rank
+agreement (the share of agent pairs that both world models order the same way by completion), outcome
+agreement (the share of (agent, task, fault mode) outcomes, pass or fail, that are the same) and Cohen's
+kappa of those outcomes (agreement beyond chance).
 
 docs/metrics.md gives every formula.
 """
@@ -24,52 +37,59 @@ EPILOG = """\
 examples:
   occusim compare runs/gpt41mini runs/gpt41
   occusim compare runs/gpt41mini runs/gpt41 --format json > comparison.json
+  occusim compare runs/*-under-gpt41 runs/*-under-sonnet --format html --out agreement.html
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_a", metavar="RUN_A", help="the --out folder of the first run (A)")
-    parser.add_argument("run_b", metavar="RUN_B", help="the --out folder of the second run (B)")
-    parser.add_argument("--format", choices=["md", "json"], default="md",
-                        help="md (a Markdown table, default) or json (every figure, machine-readable)")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                        help="the --out folders of `occusim run`: two for a paired comparison (A, then B), or runs "
+                             "of the same agents under several world models")
+    parser.add_argument("--format", choices=["md", "html", "json"], default="md",
+                        help="md (Markdown, default), html (one self-contained page) or json (every figure)")
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
 
 
-def _percent(value: float) -> str:
-    return f"{value:+.1%}" if value else "0.0%"
+def _paired(runs: list[tuple[str, RunConfig, list[ResultRow]]]) -> tuple[RunComparison, Report]:
+    from occusim.clients import compare_rows
+    from occusim.clients._comparison_report import paired_report
 
-
-def render(comparison) -> str:
-    lines = [f"# Paired comparison: {comparison.run_a} (A) vs {comparison.run_b} (B)", "",
-             f"- **Agents:** A {comparison.agent_a}, B {comparison.agent_b}",
-             f"- **Pairs:** {comparison.pairs} (task, fault mode) pairs scored in both runs; dropped: "
-             f"{comparison.only_a} scored in A only, {comparison.only_b} scored in B only",
-             f"- **Test:** {comparison.test}; significant when p < 0.05"]
-    if comparison.other_differences:
-        lines.append(f"- **Other settings differ:** {'; '.join(comparison.other_differences)}")
-    lines += ["", "| Fault mode | Tasks | A | B | A - B | 95 % CI | p | Significant |", "|---|---|---|---|---|---|---|---|"]
-    rows = [*comparison.modes, *([comparison.overall] if comparison.overall else [])]
-    for row in rows:
-        ci = "n/a (under 2 tasks)" if row.ci is None else f"[{_percent(row.ci.low)}, {_percent(row.ci.high)}]"
-        lines.append(f"| {row.mode} | {row.tasks} | {row.rate_a:.1%} | {row.rate_b:.1%} | {_percent(row.difference)} "
-                     f"| {ci} | {row.p_value:.4g} | {'yes' if row.significant else 'no'} |")
-    return "\n".join(lines) + "\n"
+    (name_a, config_a, rows_a), (name_b, config_b, rows_b) = runs
+    comparison = compare_rows(config_a, rows_a, config_b, rows_b, run_a=name_a, run_b=name_b)
+    if not comparison.pairs:
+        raise ValueError(f"no (task, fault mode) pair was scored in both runs ({comparison.only_a} in {name_a} "
+                         f"only, {comparison.only_b} in {name_b} only); run both on the same tasks and fault modes")
+    return comparison, paired_report(comparison)
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.clients import RunError, compare_runs
+    from occusim.clients import RunError, load_runs, render_html, render_markdown, simulator_agreement
+    from occusim.clients._comparison_report import agreement_report
+    from occusim.clients._simulator_agreement import spans_world_models
 
+    if len(args.runs) < 2:
+        print("occusim compare: give at least two run folders", file=sys.stderr)
+        return 2
     try:
-        comparison = compare_runs(args.run_a, args.run_b)
-    except (RunError, OSError) as error:
+        runs = load_runs(args.runs)
+        if spans_world_models([config for _, config, _ in runs]):
+            result = simulator_agreement(runs)
+            report = agreement_report(result)
+            data = result.model_dump_json(indent=2)
+        elif len(runs) == 2:
+            comparison, report = _paired(runs)
+            data = comparison.model_dump_json(indent=2)
+        else:
+            raise RunError(f"{len(runs)} runs under one world model: compare two runs at a time, or give runs of the "
+                           "same agents under two or more world models")
+    except (RunError, OSError, ValueError) as error:
         print(f"occusim compare: {error}", file=sys.stderr)
         return 2
-    if not comparison.pairs:
-        print(f"occusim compare: no (task, fault mode) pair was scored in both runs ({comparison.only_a} in "
-              f"{args.run_a} only, {comparison.only_b} in {args.run_b} only); run both on the same tasks and "
-              "fault modes", file=sys.stderr)
-        return 2
-    if args.format == "json":
-        sys.stdout.write(comparison.model_dump_json(indent=2) + "\n")
+    text = {"json": data + "\n", "html": render_html(report), "md": render_markdown(report)}[args.format]
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"occusim compare: wrote {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(render(comparison))
+        sys.stdout.write(text)
     return 0

@@ -98,8 +98,8 @@ async def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         print(f"occusim simcheck: --concurrency must be at least 1, got {args.concurrency}", file=sys.stderr)
         return 2
-    from occusim.clients._simcheck import SimcheckError, run_simcheck, select_checkable
-    from occusim.clients._simcheck_report import share_cell, write_simcheck
+    from occusim.clients import SimcheckError, run_simcheck, select_checkable, write_simcheck
+    from occusim.clients._simcheck_report import share_cell
     from occusim.clients.cli.serve import load_scripted_models
     from occusim.environments import ScenarioErrors
     from occusim.llm import ModelConfig, set_default_cache

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from occusim.clients._simcheck import FidelityFigures, SimcheckReport, run_simcheck, select_checkable
+from occusim.clients import FidelityFigures, SimcheckReport, run_simcheck, select_checkable
 from occusim.clients.cli import main
 from occusim.environments import Catalog, load_catalog
 from occusim.llm import scripted_model
