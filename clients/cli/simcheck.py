@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ._catalog_options import add_catalog_options, add_task_option, load_catalog_from, report_catalog_problems
+
+if TYPE_CHECKING:
+    from occusim.clients import CheckedStep, SimcheckReport
 
 DESCRIPTION = """\
 Measure how faithfully a world model simulates the bundled scenarios, to choose one for an evaluation.
@@ -50,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, metavar="N", help="calls at once (default 4)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed sent with every call (default 0)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--selftest", action="store_true",
                         help="measure the per-step audit instead (recall on mutated steps, false alarms on golden ones)")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
@@ -68,7 +75,31 @@ def _selftest() -> int:
     return 0 if result.recall >= _RECALL_TARGET and result.false_alarm_rate <= _FALSE_ALARM_LIMIT else 1
 
 
-def _print_tables(report) -> None:
+@contextlib.contextmanager
+def _progress(total: int, *, enabled: bool) -> Iterator[Callable[[CheckedStep], None]]:
+    """A progress bar on stderr counting the faithful steps so far; silent when disabled."""
+    if not enabled:
+        yield lambda step: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    done = {"faithful": 0, "invalid": 0, "unavailable": 0}
+    with Progress(TextColumn("[bold]steps"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as progress:
+        bar = progress.add_task("", total=total)
+
+        def advance(step: CheckedStep) -> None:
+            if step.fidelity is not None:
+                done["faithful"] += step.fidelity.faithful
+            else:
+                done[step.status] += 1
+            progress.update(bar, advance=1, description="  ".join(f"{name} {count}" for name, count in done.items()))
+
+        yield advance
+
+
+def _print_tables(report: SimcheckReport) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -117,13 +148,13 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     if args.no_cache:
         set_default_cache(None)
-    report = await run_simcheck(catalog, tasks, WorldModel(model), selection=args.tasks,
-                                concurrency=args.concurrency, seed=args.seed)
+    with _progress(sum(len(task.reference_solution) for task in tasks), enabled=not args.no_progress) as advance:
+        report = await run_simcheck(catalog, tasks, WorldModel(model), selection=args.tasks,
+                                    concurrency=args.concurrency, seed=args.seed, on_step=advance)
     overall = report.overall
     if overall.unavailable == overall.steps:
         first = next((step.error for step in report.steps if step.error), "")
-        print(f"occusim simcheck: the world model {model.model} could not be reached for any step: {first}",
-              file=sys.stderr)
+        print(f"occusim simcheck: the world model {model.model} answered no step: {first}", file=sys.stderr)
         return 1
     _print_tables(report)
     print(f"occusim simcheck: {overall.steps} steps of {report.task_count} task(s); faithful "

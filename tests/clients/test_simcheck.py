@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,19 @@ def test_help_teaches_the_figures(capsys: pytest.CaptureFixture[str]):
         main(["simcheck", "--help"])
     text = capsys.readouterr().out
     assert "golden state" in text and "grounded" in text and "examples:" in text and "--selftest" in text
+
+
+def test_selftest_prints_the_audit_accuracy_or_says_it_is_missing(capsys: pytest.CaptureFixture[str]):
+    import occusim.server
+
+    status = main(["simcheck", "--selftest"])
+
+    captured = capsys.readouterr()
+    if hasattr(occusim.server, "run_audit_selftest"):
+        assert status == 0
+        assert re.fullmatch(r"recall: \d+\.\d %\nfalse alarms: \d+\.\d %\n", captured.out), captured.out
+    else:
+        assert status == 2 and "self-test is not available in this build" in captured.err
 
 
 def test_the_json_report_is_one_model(tmp_path: Path):
