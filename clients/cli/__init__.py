@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("occusim.clients.cli.demo", "Run one bundled task end to end, offline, and print what happens."),
     "report": ("occusim.clients.cli.report", "Write tables and plots (Markdown or HTML) for a finished run."),
     "simcheck": ("occusim.clients.cli.simcheck", "Measure a world model's fidelity against the golden reference steps."),
-    "compare": ("occusim.clients.cli.compare", "Compare two runs' completion per fault mode, paired, with p-values."),
+    "compare": ("occusim.clients.cli.compare", "Compare two runs (paired, with p-values), or world models across runs."),
     "view": ("occusim.clients.cli.view", "Browse a run's (or a store's) episodes in a local web viewer."),
     "export": ("occusim.clients.cli.export", "Write a run's episodes as training data (OpenAI or ShareGPT)."),
     "judge": ("occusim.clients.cli.judge", "Judge a stored episode or a trajectory file against its rubric."),
