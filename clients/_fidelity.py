@@ -73,23 +73,31 @@ class GoldenStep:
     earlier_observations: tuple[Any, ...] = ()
     output_schema: dict[str, Any] | None = None
     read_only: bool = False
+    # state_pairs of the two states, when the caller computed them already (a step's state after is the next
+    # step's state before).
+    pairs_before: frozenset[tuple[str, tuple[str, Any]]] | None = None
+    pairs_after: frozenset[tuple[str, tuple[str, Any]]] | None = None
 
 
 def score_step(golden: GoldenStep, observation: Any, state_after: dict[str, Any]) -> StepFidelity:
     """Score a simulated observation and the state it leaves (from `golden.state_before`) against `golden`."""
-    known = _vocabulary([golden.state_before, golden.state_after, golden.arguments, golden.observation,
-                         *golden.earlier_observations])
     entities = _entities(observation)
     golden_entities = _entities(golden.observation)
     shown = _vocabulary([observation])
-    state_pairs = _keyed_leaves(golden.state_before) | _keyed_leaves(golden.state_after)
+    answered = _vocabulary([golden.observation, golden.arguments])
+    unknown = {e for e in entities if e.lower() not in answered}
+    if unknown:  # only then read the whole state and history, the costly part
+        known = _vocabulary([golden.state_before, golden.state_after, *golden.earlier_observations])
+        unknown = {e for e in unknown if e.lower() not in known}
+    from_state = (golden.pairs_before or state_pairs(golden.state_before)) | (
+        golden.pairs_after or state_pairs(golden.state_after))
     differing: list[str] = []
     invented: list[str] = []
-    compared = _compare(golden.observation, observation, "", None, state_pairs, _schema_keys(golden.output_schema),
+    compared = _compare(golden.observation, observation, "", None, from_state, _schema_keys(golden.output_schema),
                         differing, invented)
     simulated_change = _changes(golden.state_before, state_after)
     result = StepFidelity(
-        ungrounded=sorted(e for e in entities if e.lower() not in known),
+        ungrounded=sorted(unknown),
         golden_entities=len(golden_entities),
         omitted=sorted(e for e in golden_entities if e.lower() not in shown),
         values_compared=compared, values_differing=differing, invented_fields=invented,
@@ -109,14 +117,16 @@ def score_step(golden: GoldenStep, observation: Any, state_after: dict[str, Any]
 
 def _walk(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:
     """Every (nearest dict key, value) in a JSON value, containers included; dict keys come as (None, key)."""
-    yield key, value
-    if isinstance(value, dict):
-        for name, item in value.items():
-            yield None, name
-            yield from _walk(item, name)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _walk(item, key)
+    stack: list[tuple[str | None, Any]] = [(key, value)]
+    while stack:
+        key, value = stack.pop()
+        yield key, value
+        if isinstance(value, dict):
+            for name, item in value.items():
+                yield None, name
+                stack.append((name, item))
+        elif isinstance(value, list):
+            stack.extend((key, item) for item in value)
 
 
 def _is_id(text: str) -> bool:
@@ -169,14 +179,22 @@ def _leaf_key(value: Any) -> tuple[str, Any] | None:
             else float(value))
 
 
-def _keyed_leaves(state: Any) -> set[tuple[str, tuple[str, Any]]]:
+def state_pairs(state: Any) -> frozenset[tuple[str, tuple[str, Any]]]:
     """(key, value) of every scalar in the state: what an observation field may have been read from."""
     pairs = set()
-    for key, item in _walk(state):
-        leaf = _leaf_key(item)
-        if key is not None and leaf is not None:
-            pairs.add((key, leaf))
-    return pairs
+    stack: list[Any] = [state]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, (dict, list)):
+                    stack.append(item)
+                elif item is not None and item != "":
+                    pairs.add((key, ("bool", item) if isinstance(item, bool)
+                               else ("v", item if isinstance(item, str) else float(item))))
+        elif isinstance(value, list):
+            stack.extend(item for item in value if isinstance(item, (dict, list)))
+    return frozenset(pairs)
 
 
 def _schema_keys(schema: Any) -> set[str]:
@@ -244,7 +262,7 @@ def _compare(golden: Any, simulated: Any, path: str, key: str | None, state_pair
 def _flatten(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict) and value:
         for name, item in value.items():
-            yield from _flatten(item, f"{pointer}/{str(name).replace('~', '~0').replace('/', '~1')}")
+            yield from _flatten(item, f"{pointer}/{_escape(name)}")
     elif isinstance(value, list) and value:
         for index, item in enumerate(value):
             yield from _flatten(item, f"{pointer}/{index}")
@@ -252,9 +270,38 @@ def _flatten(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
         yield pointer, value
 
 
-def _changes(before: Any, after: Any) -> dict[str, Any]:
-    """What a state change did, leaf by leaf: pointer -> new value (or a removal marker)."""
-    old, new = dict(_flatten(before)), dict(_flatten(after))
-    changed: dict[str, Any] = {p: v for p, v in new.items() if p not in old or not _same(old[p], v)}
-    changed.update({p: _REMOVED for p in old if p not in new})
-    return changed
+def _escape(name: str) -> str:
+    return str(name).replace("~", "~0").replace("/", "~1")
+
+
+def _changes(before: Any, after: Any, pointer: str = "") -> dict[str, Any]:
+    """What a state change did, leaf by leaf: pointer -> new value (or a removal marker).
+
+    Equal subtrees (Python equality) are skipped with one comparison, so the cost follows the change, not the
+    state; leaves compare as JSON values.
+    """
+    if isinstance(before, dict) and isinstance(after, dict) and before and after:
+        changed: dict[str, Any] = {}
+        for name in before.keys() | after.keys():
+            if name not in after:
+                changed.update((p, _REMOVED) for p, _ in _flatten(before[name], f"{pointer}/{_escape(name)}"))
+            elif name not in before:
+                changed.update(_flatten(after[name], f"{pointer}/{_escape(name)}"))
+            elif before[name] != after[name]:
+                changed.update(_changes(before[name], after[name], f"{pointer}/{_escape(name)}"))
+        return changed
+    if isinstance(before, list) and isinstance(after, list) and before and after:
+        changed = {}
+        for index in range(max(len(before), len(after))):
+            here = f"{pointer}/{index}"
+            if index >= len(after):
+                changed.update((p, _REMOVED) for p, _ in _flatten(before[index], here))
+            elif index >= len(before):
+                changed.update(_flatten(after[index], here))
+            elif before[index] != after[index]:
+                changed.update(_changes(before[index], after[index], here))
+        return changed
+    old, new = dict(_flatten(before, pointer)), dict(_flatten(after, pointer))
+    result: dict[str, Any] = {p: v for p, v in new.items() if p not in old or not _same(old[p], v)}
+    result.update({p: _REMOVED for p in old if p not in new})
+    return result

@@ -16,7 +16,7 @@ from occusim.environments import Catalog, Scenario, StepRecord, Task, Tool, Usag
 from occusim.llm import add_usage
 from occusim.server import SimulatorError, SimulatorUnavailableError, WorldModel
 
-from ._fidelity import GoldenStep, StepFidelity, score_step
+from ._fidelity import GoldenStep, StepFidelity, score_step, state_pairs
 from ._metrics import Share
 from ._resampling import ratio_interval
 
@@ -133,20 +133,23 @@ def _jobs(catalog: Catalog, tasks: Iterable[Task]) -> list[_Job]:
     for task in tasks:
         scenario = catalog.scenario_of(task)
         state = catalog.initial_state(task)
+        pairs = state_pairs(state)
         history: list[StepRecord] = []
         observations: list[Any] = []
         for index, reference in enumerate(task.reference_solution):
             after = apply_json_patch(state, reference.state_patch)
+            pairs_after = state_pairs(after) if reference.state_patch else pairs
             tool = scenario.tool(reference.tool)
             if tool is not None:
                 golden = GoldenStep(state_before=state, state_after=after, arguments=reference.arguments,
                                     observation=reference.observation, earlier_observations=tuple(observations),
-                                    output_schema=tool.output_schema, read_only=tool.read_only is True)
+                                    output_schema=tool.output_schema, read_only=tool.read_only is True,
+                                    pairs_before=pairs, pairs_after=pairs_after)
                 jobs.append(_Job(task, scenario, tool, index, golden, list(history)))
             history.append(StepRecord(index=index, tool=reference.tool, arguments=reference.arguments,
                                       observation=reference.observation, state_patch=reference.state_patch))
             observations.append(reference.observation)
-            state = after
+            state, pairs = after, pairs_after
     return jobs
 
 
