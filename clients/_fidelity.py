@@ -235,7 +235,7 @@ def _pairs(golden: list[Any], simulated: list[Any]) -> Iterator[tuple[str, Any, 
         yield f"[{index}]", item, other
 
 
-def _compare(golden: Any, simulated: Any, path: str, key: str | None, state_pairs: set, schema_keys: set[str],
+def _compare(golden: Any, simulated: Any, path: str, key: str | None, state_pairs: frozenset, schema_keys: set[str],
              differing: list[str], invented: list[str]) -> int:
     """Walk both observations together; returns how many state-derived golden fields were compared."""
     if isinstance(golden, dict) and isinstance(simulated, dict):
