@@ -235,7 +235,7 @@ def _pairs(golden: list[Any], simulated: list[Any]) -> Iterator[tuple[str, Any, 
         yield f"[{index}]", item, other
 
 
-def _compare(golden: Any, simulated: Any, path: str, key: str | None, state_pairs: frozenset, schema_keys: set[str],
+def _compare(golden: Any, simulated: Any, path: str, key: str | None, from_state: frozenset, schema_keys: set[str],
              differing: list[str], invented: list[str]) -> int:
     """Walk both observations together; returns how many state-derived golden fields were compared."""
     if isinstance(golden, dict) and isinstance(simulated, dict):
@@ -245,14 +245,14 @@ def _compare(golden: Any, simulated: Any, path: str, key: str | None, state_pair
                 invented.append(f"{path}/{name}")
         for name, value in golden.items():
             if name in simulated:
-                compared += _compare(value, simulated[name], f"{path}/{name}", name, state_pairs, schema_keys,
+                compared += _compare(value, simulated[name], f"{path}/{name}", name, from_state, schema_keys,
                                      differing, invented)
         return compared
     if isinstance(golden, list) and isinstance(simulated, list):
-        return sum(_compare(g, s, f"{path}{label}", key, state_pairs, schema_keys, differing, invented)
+        return sum(_compare(g, s, f"{path}{label}", key, from_state, schema_keys, differing, invented)
                    for label, g, s in _pairs(golden, simulated))
     leaf = _leaf_key(golden)
-    if key is None or leaf is None or (key, leaf) not in state_pairs:
+    if key is None or leaf is None or (key, leaf) not in from_state:
         return 0
     if not _same(golden, simulated):
         differing.append(f"{path or '/'}: {golden!r} -> {simulated!r}")
