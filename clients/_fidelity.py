@@ -180,20 +180,19 @@ def _leaf_key(value: Any) -> tuple[str, Any] | None:
 
 
 def state_pairs(state: Any) -> frozenset[tuple[str, tuple[str, Any]]]:
-    """(key, value) of every scalar in the state: what an observation field may have been read from."""
+    """(key, value) of every scalar in the state (a list's items under the list's key): what an observation
+    field may have been read from."""
     pairs = set()
-    stack: list[Any] = [state]
+    stack: list[tuple[str | None, Any]] = [(None, state)]
     while stack:
-        value = stack.pop()
+        key, value = stack.pop()
         if isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(item, (dict, list)):
-                    stack.append(item)
-                elif item is not None and item != "":
-                    pairs.add((key, ("bool", item) if isinstance(item, bool)
-                               else ("v", item if isinstance(item, str) else float(item))))
+            stack.extend(value.items())
         elif isinstance(value, list):
-            stack.extend(item for item in value if isinstance(item, (dict, list)))
+            stack.extend((key, item) for item in value)
+        elif key is not None and value is not None and value != "":
+            pairs.add((key, ("bool", value) if isinstance(value, bool)
+                       else ("v", value if isinstance(value, str) else float(value))))
     return frozenset(pairs)
 
 

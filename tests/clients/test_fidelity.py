@@ -77,3 +77,12 @@ def test_a_read_only_tool_is_held_to_no_change_not_to_the_golden_patch():
     result = score(step, PATIENTS, [{"op": "replace", "path": "/next_note", "value": 8}])
 
     assert result.read_only_writes == ["/next_note"] and not result.patch_checked and result.patch_agrees
+
+
+def test_list_items_read_from_the_state_are_compared():
+    state = {"units": {"M4": {"skills": ["ALS", "HAZMAT"]}}}
+    step = GoldenStep(state_before=state, state_after=state, arguments={}, observation={"skills": ["ALS", "HAZMAT"]})
+
+    result = score_step(step, {"skills": ["ALS", "BLS"]}, state)
+
+    assert result.values_compared == 2 and result.values_differing == ["/skills[1]: 'HAZMAT' -> 'BLS'"]
