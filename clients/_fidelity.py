@@ -129,8 +129,8 @@ def _walk(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]
             stack.extend((key, item) for item in value)
 
 
-def _is_id(text: str) -> bool:
-    return bool(_ID_TOKEN.match(text)) and not _NOT_AN_ID.match(text)
+def _is_id(text: object) -> bool:
+    return isinstance(text, str) and bool(_ID_TOKEN.match(text)) and not _NOT_AN_ID.match(text)
 
 
 def _entities(value: Any) -> set[str]:

@@ -26,13 +26,14 @@ Mutation = Callable[[str, dict[str, Any]], dict[str, Any] | str]
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    """The bundled catalog, with the two tasks' reading tools declared read-only."""
-    catalog = load_catalog([])
+    """The two tasks' scenarios of the bundled catalog, with their reading tools declared read-only."""
+    bundled = load_catalog([])
+    catalog = Catalog()
     for task_id in (TASK_A, TASK_B):
-        scenario = catalog.scenario_of(task_id)
-        tools = [tool.model_copy(update={"read_only": tool.name.startswith(("get_", "list_", "recommend_"))})
-                 for tool in scenario.tools]
+        scenario = bundled.scenario_of(task_id)
+        tools = [tool.model_copy(update={"read_only": read_only(tool.name)}) for tool in scenario.tools]
         catalog.scenarios[scenario.id] = scenario.model_copy(update={"tools": tools})
+        catalog.tasks.update({task.id: task for task in bundled.tasks.values() if task.scenario == scenario.id})
     return catalog
 
 
