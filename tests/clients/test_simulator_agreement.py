@@ -136,3 +136,14 @@ def test_cli_explains_unusable_input(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "both ran agent a under world model w1" in capsys.readouterr().err
     assert main(["compare", str(a1)]) == 2
     assert "at least two run folders" in capsys.readouterr().err
+
+
+def test_two_runs_under_one_world_model_stay_a_paired_comparison_in_every_format(tmp_path: Path,
+                                                                                 capsys: pytest.CaptureFixture[str]):
+    a, b = write(tmp_path / "a", "a", "w1", lambda i: True), write(tmp_path / "b", "b", "w1", lambda i: i < 10)
+
+    assert main(["compare", str(a), str(b), "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert "<h1>Paired comparison:" in page and "<td>E0</td><td>20</td><td>100.0%</td><td>50.0%</td>" in page
+    assert main(["compare", str(a), str(b), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["agent_b"] == "b"
