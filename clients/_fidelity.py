@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 # Keys whose values name a record: `id`, `*_id`, `*_ids`, `name`, `*_name`.
 _ENTITY_KEY = re.compile(r"(^|_)(id|ids|name|names)$", re.I)
@@ -40,22 +40,27 @@ class StepFidelity(BaseModel):
     read_only: bool = Field(default=False, description="The tool is declared read-only.")
     read_only_writes: list[str] = Field(default_factory=list, description="Pointers a read-only call changed.")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def grounded(self) -> bool:
         return not self.ungrounded
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def complete(self) -> bool:
         return not self.omitted
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def values_agree(self) -> bool:
         return not self.values_differing
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def patch_agrees(self) -> bool:
         return not self.patch_missing and not self.patch_extra
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def faithful(self) -> bool:
         return (self.grounded and self.complete and self.values_agree and not self.invented_fields
