@@ -26,12 +26,13 @@ Mutation = Callable[[str, dict[str, Any]], dict[str, Any] | str]
 
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    """The two tasks' scenarios of the bundled catalog, with their reading tools declared read-only."""
+    """The two tasks' scenarios of the bundled catalog, their reading tools declared read-only and every tool
+    free to write anywhere (so that a wrong patch is a fidelity error, not one the validation refuses)."""
     bundled = load_catalog([])
     catalog = Catalog()
     for task_id in (TASK_A, TASK_B):
         scenario = bundled.scenario_of(task_id)
-        tools = [tool.model_copy(update={"read_only": read_only(tool.name)}) for tool in scenario.tools]
+        tools = [tool.model_copy(update={"read_only": read_only(tool.name), "writes": None}) for tool in scenario.tools]
         catalog.scenarios[scenario.id] = scenario.model_copy(update={"tools": tools})
         catalog.tasks.update({task.id: task for task in bundled.tasks.values() if task.scenario == scenario.id})
     return catalog
@@ -139,7 +140,6 @@ async def test_a_faithful_simulator_scores_every_figure_full(catalog: Catalog, r
     (change_values, {"values_agree", "value_fields", "faithful"}),
     (invent_field, {"no_invented_fields", "faithful"}),
     (wrong_patch, {"patch_agrees", "faithful"}),
-    (write_when_reading, {"read_only_kept", "faithful"}),
     (invalid_first, {"first_try"}),
 ], ids=lambda value: getattr(value, "__name__", ""))
 async def test_each_kind_of_error_lowers_its_own_figure(catalog: Catalog, replay: ReplayWorld, mutate: Mutation,
@@ -151,15 +151,27 @@ async def test_each_kind_of_error_lowers_its_own_figure(catalog: Catalog, replay
     assert all(figures[name] is not None and figures[name] < 1.0 for name in lowered)
 
 
+async def test_a_read_only_tool_that_writes_is_caught(catalog: Catalog, replay: ReplayWorld):
+    report = await check(catalog, simulator(replay, write_when_reading))
+
+    figures = rates(report.overall)
+    if figures["first_try"] == 1.0:
+        # The world model's validation accepts the write: the fidelity check is what catches it.
+        assert {name for name, rate in figures.items() if rate != 1.0} == {"read_only_kept", "faithful"}, figures
+        writes = {step.tool: step.fidelity.read_only_writes for step in report.steps if step.fidelity}
+        assert writes["get_dispute"] == ["/simcheck_extra"] and writes["create_incident"] == []
+    else:
+        # The validation refuses it and the repaired answer is faithful: only the first try is lost.
+        assert {name for name, rate in figures.items() if rate != 1.0} == {"first_try"}, figures
+        assert report.overall.first_try.count == report.overall.steps - report.overall.read_only_kept.total
+
+
 async def test_the_differences_are_named_step_by_step(catalog: Catalog, replay: ReplayWorld):
     report = await check(catalog, simulator(replay, fabricate))
     flagged = [step for step in report.steps if step.fidelity and step.fidelity.ungrounded]
     assert flagged and all(all(name.startswith("FAB-") for name in step.fidelity.ungrounded)
                            for step in flagged if step.fidelity)
 
-    report = await check(catalog, simulator(replay, write_when_reading))
-    writes = {step.tool: step.fidelity.read_only_writes for step in report.steps if step.fidelity}
-    assert writes["get_dispute"] == ["/simcheck_extra"] and writes["create_incident"] == []
 
 
 async def test_a_simulator_that_never_answers_validly_is_invalid_everywhere(catalog: Catalog, replay: ReplayWorld):
