@@ -16,13 +16,14 @@ if TYPE_CHECKING:
     from occusim.clients import CheckedStep, SimcheckReport
 
 DESCRIPTION = """\
-Measure how faithfully a world model simulates the bundled scenarios, to choose one for an evaluation.
+Measure how faithfully a world model simulates the scenarios (bundled, or --source files whose tasks have
+reference solutions), to choose one for an evaluation.
 
 Every reference call of the selected tasks is simulated by --world-model in tracked mode, without faults,
 each from the golden state before it (the golden patches move the state along, so one error does not
 spoil the next step), and the simulated step is scored against the golden one:
 
-  valid       an answer passed the output schema and the patch applied (1st try: without a repair)
+  valid       an answer passed the world model's validation (1st try: without a repair)
   grounded    every id or name it shows is in the state, an earlier observation, the call or the golden answer
   complete    it omits no entity the golden observation lists
   values      fields read from the state agree with the golden observation
