@@ -19,7 +19,7 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from occusim.clients import run_simcheck, select_checkable  # noqa: E402
-from occusim.clients._fidelity import GoldenStep, score_step  # noqa: E402
+from occusim.clients._fidelity import GoldenAnswer, score_step  # noqa: E402
 from occusim.environments import apply_json_patch, load_catalog  # noqa: E402
 from occusim.llm import scripted_model  # noqa: E402
 from occusim.server import WorldModel  # noqa: E402
@@ -36,7 +36,7 @@ def scoring() -> None:
         state, seen = catalog.initial_state(task), []
         for step in task.reference_solution:
             after = apply_json_patch(state, step.state_patch)
-            goldens.append(GoldenStep(state_before=state, state_after=after, arguments=step.arguments,
+            goldens.append(GoldenAnswer(state_before=state, state_after=after, arguments=step.arguments,
                                       observation=step.observation, earlier_observations=tuple(seen)))
             seen.append(step.observation)
             state = after

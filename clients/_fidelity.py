@@ -68,7 +68,7 @@ class StepFidelity(BaseModel):
 
 
 @dataclass(frozen=True)
-class GoldenStep:
+class GoldenAnswer:
     """What a simulated step is scored against: the golden answer and everything the simulator could know."""
 
     state_before: dict[str, Any]
@@ -84,7 +84,7 @@ class GoldenStep:
     pairs_after: frozenset[tuple[str, tuple[str, Any]]] | None = None
 
 
-def score_step(golden: GoldenStep, observation: Any, state_after: dict[str, Any]) -> StepFidelity:
+def score_step(golden: GoldenAnswer, observation: Any, state_after: dict[str, Any]) -> StepFidelity:
     """Score a simulated observation and the state it leaves (from `golden.state_before`) against `golden`."""
     entities = _entities(observation)
     golden_entities = _entities(golden.observation)

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from occusim.environments import Catalog, Scenario, StepRecord, Task, Tool, Usage, apply_json_patch
+from occusim.environments import Catalog, Scenario, StepFlag, StepRecord, Task, Tool, Usage, apply_json_patch
 from occusim.llm import add_usage
 from occusim.server import SimulatorError, SimulatorUnavailableError, WorldModel
 
-from ._fidelity import GoldenStep, StepFidelity, score_step, state_pairs
+from ._fidelity import GoldenAnswer, StepFidelity, score_step, state_pairs
 from ._metrics import Share
 from ._resampling import ratio_interval
 
@@ -39,6 +39,7 @@ class CheckedStep(BaseModel):
     attempts: int = 0
     error: str | None = None
     fidelity: StepFidelity | None = Field(default=None, description="Only for valid steps.")
+    audit_flags: list[StepFlag] = Field(default_factory=list, description="The per-step audit's flags on the answer.")
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
 
@@ -61,6 +62,9 @@ class FidelityFigures(BaseModel):
     patch_agrees: Share = Field(description="Valid steps of writing tools that change the state as golden / those.")
     read_only_kept: Share = Field(description="Valid steps of read-only tools leaving the state unchanged / those.")
     faithful: Share = Field(description="Answered steps that are valid and pass every check / answered steps.")
+    audit_flagged: Share = Field(description="Valid steps the per-step audit flagged / valid steps.")
+    audit_flagged_unfaithful: Share = Field(description="Of the valid steps that are not faithful, those flagged.")
+    audit_flagged_faithful: Share = Field(description="Of the faithful steps, those the audit flagged.")
 
 
 class SimcheckReport(BaseModel):
@@ -123,7 +127,7 @@ class _Job:
     scenario: Scenario
     tool: Tool
     index: int
-    golden: GoldenStep
+    golden: GoldenAnswer
     history: list[StepRecord]
 
 
@@ -141,7 +145,7 @@ def _jobs(catalog: Catalog, tasks: Iterable[Task]) -> list[_Job]:
             pairs_after = state_pairs(after) if reference.state_patch else pairs
             tool = scenario.tool(reference.tool)
             if tool is not None:
-                golden = GoldenStep(state_before=state, state_after=after, arguments=reference.arguments,
+                golden = GoldenAnswer(state_before=state, state_after=after, arguments=reference.arguments,
                                     observation=reference.observation, earlier_observations=tuple(observations),
                                     output_schema=tool.output_schema, read_only=tool.read_only is True,
                                     pairs_before=pairs, pairs_after=pairs_after)
@@ -167,6 +171,7 @@ async def _check(world: WorldModel, job: _Job, seed: int) -> CheckedStep:
         })
     return step.model_copy(update={
         "attempts": simulation.attempts, "usage": simulation.usage, "latency_ms": simulation.latency_ms,
+        "audit_flags": simulation.flags,
         "fidelity": score_step(job.golden, simulation.observation, simulation.state),
     })
 
@@ -231,4 +236,18 @@ def figures(group: str, steps: list[CheckedStep]) -> FidelityFigures:
         patch_agrees=_share(answered, *_valid(lambda f: f.patch_agrees, lambda f: f.patch_checked)),
         read_only_kept=_share(answered, *_valid(lambda f: not f.read_only_writes, lambda f: f.read_only)),
         faithful=_share(answered, lambda s: float(s.fidelity is not None and s.fidelity.faithful), lambda s: 1.0),
+        audit_flagged=_share(answered, lambda s: float(s.fidelity is not None and bool(s.audit_flags)), counted),
+        audit_flagged_unfaithful=_share(answered, *_valid_flagged(faithful=False)),
+        audit_flagged_faithful=_share(answered, *_valid_flagged(faithful=True)),
     )
+
+
+def _valid_flagged(*, faithful: bool) -> tuple[Callable[[CheckedStep], float], Callable[[CheckedStep], float]]:
+    """(count, total) functions: the valid steps whose faithfulness is `faithful`, and those the audit flagged."""
+    def total(step: CheckedStep) -> float:
+        return float(step.fidelity is not None and step.fidelity.faithful == faithful)
+
+    def count(step: CheckedStep) -> float:
+        return float(total(step) and bool(step.audit_flags))
+
+    return count, total

@@ -39,7 +39,7 @@ def _problems(step: CheckedStep) -> list[str]:
     fidelity = step.fidelity
     if fidelity is None:
         return [f"{step.status}: {step.error}"]
-    found = [("ungrounded", fidelity.ungrounded), ("omitted", fidelity.omitted),
+    found = [("audit flags", [flag.kind.value for flag in step.audit_flags]), ("ungrounded", fidelity.ungrounded), ("omitted", fidelity.omitted),
              ("values differ", fidelity.values_differing), ("invented fields", fidelity.invented_fields),
              ("patch lacks", fidelity.patch_missing), ("patch adds", fidelity.patch_extra),
              ("read-only call changed", fidelity.read_only_writes)]
@@ -57,6 +57,9 @@ def build_simcheck_report(result: SimcheckReport) -> Report:
         ("Faithful steps", f"{share_cell(overall.faithful)}, 95 % CI {_interval(overall.faithful)}"),
         ("Entity recall", f"{share_cell(overall.entity_recall)} of the golden observations' entities shown"),
         ("State-derived fields", f"{share_cell(overall.value_fields)} agree"),
+        ("Per-step audit", f"flagged {share_cell(overall.audit_flagged)} of the valid steps: "
+                           f"{share_cell(overall.audit_flagged_unfaithful)} of those that differ from the golden "
+                           f"step, {share_cell(overall.audit_flagged_faithful)} of the faithful ones"),
         ("World model usage", f"{usage.calls:,} calls, {usage.prompt_tokens:,} prompt and "
                               f"{usage.completion_tokens:,} completion tokens, cost "
                               + ("unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}")),

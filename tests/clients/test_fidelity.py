@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from occusim.clients import StepFidelity
-from occusim.clients._fidelity import GoldenStep, score_step
+from occusim.clients._fidelity import GoldenAnswer, score_step
 from occusim.environments import apply_json_patch
 
 STATE = {"beds": {"B-12": {"bed_id": "B-12", "status": "free", "ward": "ED"}},
@@ -14,13 +14,13 @@ STATE = {"beds": {"B-12": {"bed_id": "B-12", "status": "free", "ward": "ED"}},
 PATIENTS = {"patients": [{"patient_id": "P-0042", "name": "Ada Moreau", "age": 61, "arrived": "2025-03-14T21:40"}]}
 
 
-def golden(observation: Any, patch: list[dict[str, Any]] | None = None, *, read_only: bool = False) -> GoldenStep:
-    return GoldenStep(state_before=STATE, state_after=apply_json_patch(STATE, patch or []), arguments={},
+def golden(observation: Any, patch: list[dict[str, Any]] | None = None, *, read_only: bool = False) -> GoldenAnswer:
+    return GoldenAnswer(state_before=STATE, state_after=apply_json_patch(STATE, patch or []), arguments={},
                       observation=observation, read_only=read_only,
                       output_schema={"properties": {"patients": {"items": {"properties": {"note": {}}}}}})
 
 
-def score(step: GoldenStep, observation: Any, patch: list[dict[str, Any]] | None = None) -> StepFidelity:
+def score(step: GoldenAnswer, observation: Any, patch: list[dict[str, Any]] | None = None) -> StepFidelity:
     return score_step(step, observation, apply_json_patch(STATE, patch or []))
 
 
@@ -64,7 +64,7 @@ def test_state_derived_values_are_compared_on_matched_records():
 
 
 def test_numbers_compare_as_numbers_and_booleans_as_booleans():
-    state_step = GoldenStep(state_before={"flag": True, "n": 1}, state_after={"flag": True, "n": 1}, arguments={},
+    state_step = GoldenAnswer(state_before={"flag": True, "n": 1}, state_after={"flag": True, "n": 1}, arguments={},
                             observation={"flag": True, "n": 1})
 
     assert score_step(state_step, {"flag": True, "n": 1.0}, {"flag": True, "n": 1}).values_agree
@@ -81,7 +81,7 @@ def test_a_read_only_tool_is_held_to_no_change_not_to_the_golden_patch():
 
 def test_list_items_read_from_the_state_are_compared():
     state = {"units": {"M4": {"skills": ["ALS", "HAZMAT"]}}}
-    step = GoldenStep(state_before=state, state_after=state, arguments={}, observation={"skills": ["ALS", "HAZMAT"]})
+    step = GoldenAnswer(state_before=state, state_after=state, arguments={}, observation={"skills": ["ALS", "HAZMAT"]})
 
     result = score_step(step, {"skills": ["ALS", "BLS"]}, state)
 

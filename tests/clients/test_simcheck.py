@@ -132,6 +132,8 @@ async def test_a_faithful_simulator_scores_every_figure_full(catalog: Catalog, r
     assert overall.patch_agrees.total == 3 and overall.read_only_kept.total == 7
     assert [f.group for f in report.by_scenario] == ["chargeback-analyst", "emergency-dispatcher"]
     assert len(report.by_tool) == 10 and report.overall.faithful.ci is not None
+    # The per-step audit agrees: no golden answer is flagged.
+    assert (overall.audit_flagged.count, overall.audit_flagged.total) == (0, 10)
 
 
 @pytest.mark.parametrize(("mutate", "lowered"), [
@@ -171,6 +173,9 @@ async def test_the_differences_are_named_step_by_step(catalog: Catalog, replay: 
     flagged = [step for step in report.steps if step.fidelity and step.fidelity.ungrounded]
     assert flagged and all(all(name.startswith("FAB-") for name in step.fidelity.ungrounded)
                            for step in flagged if step.fidelity)
+    # The per-step audit catches the fabrications too, and flags no faithful step.
+    assert all(any(flag.kind == "fabricated_entity" for flag in step.audit_flags) for step in flagged)
+    assert report.overall.audit_flagged_faithful.count == 0
 
 
 
@@ -216,17 +221,13 @@ def test_help_teaches_the_figures(capsys: pytest.CaptureFixture[str]):
     assert "golden state" in text and "grounded" in text and "examples:" in text and "--selftest" in text
 
 
-def test_selftest_prints_the_audit_accuracy_or_says_it_is_missing(capsys: pytest.CaptureFixture[str]):
-    import occusim.server
+def test_selftest_prints_the_audit_accuracy(capsys: pytest.CaptureFixture[str]):
+    assert main(["simcheck", "--selftest"]) == 0
 
-    status = main(["simcheck", "--selftest"])
-
-    captured = capsys.readouterr()
-    if hasattr(occusim.server, "run_audit_selftest"):
-        assert status == 0
-        assert re.fullmatch(r"recall: \d+\.\d %\nfalse alarms: \d+\.\d %\n", captured.out), captured.out
-    else:
-        assert status == 2 and "self-test is not available in this build" in captured.err
+    out = capsys.readouterr().out
+    match = re.fullmatch(r"recall: (\d+\.\d) %\nfalse alarms: (\d+\.\d) %\n", out)
+    assert match, out
+    assert float(match[1]) >= 95.0 and float(match[2]) <= 5.0
 
 
 def test_the_json_report_is_one_model(tmp_path: Path):
