@@ -153,19 +153,14 @@ async def test_each_kind_of_error_lowers_its_own_figure(catalog: Catalog, replay
     assert all(figures[name] is not None and figures[name] < 1.0 for name in lowered)
 
 
-async def test_a_read_only_tool_that_writes_is_caught(catalog: Catalog, replay: ReplayWorld):
+async def test_a_read_only_tool_that_writes_is_refused_and_repaired(catalog: Catalog, replay: ReplayWorld):
+    """Tracked mode refuses a read-only tool's patch; the repaired (faithful) answer costs only the first try."""
     report = await check(catalog, simulator(replay, write_when_reading))
 
     figures = rates(report.overall)
-    if figures["first_try"] == 1.0:
-        # The world model's validation accepts the write: the fidelity check is what catches it.
-        assert {name for name, rate in figures.items() if rate != 1.0} == {"read_only_kept", "faithful"}, figures
-        writes = {step.tool: step.fidelity.read_only_writes for step in report.steps if step.fidelity}
-        assert writes["get_dispute"] == ["/simcheck_extra"] and writes["create_incident"] == []
-    else:
-        # The validation refuses it and the repaired answer is faithful: only the first try is lost.
-        assert {name for name, rate in figures.items() if rate != 1.0} == {"first_try"}, figures
-        assert report.overall.first_try.count == report.overall.steps - report.overall.read_only_kept.total
+    assert {name for name, rate in figures.items() if rate != 1.0} == {"first_try"}, figures
+    assert report.overall.first_try.count == report.overall.steps - report.overall.read_only_kept.total
+    assert all(step.attempts == 2 for step in report.steps if read_only(step.tool))
 
 
 async def test_the_differences_are_named_step_by_step(catalog: Catalog, replay: ReplayWorld):
