@@ -19,6 +19,8 @@ _CHARS_PER_TOKEN = 2.0
 # A value the schema does not describe (`{}` or an open object's extra member), in characters.
 _FREE_VALUE_CHARS = 120
 _NUMBER_CHARS = 12
+# The name of an open object's member that the schema does not list, with its quotes and colon.
+_MEMBER_NAME_CHARS = 24
 _MAX_DEPTH = 12
 
 
@@ -30,38 +32,61 @@ class AnswerBounds:
     the cap is the longest bounded answer's tokens plus `slack`, kept within [min_tokens, max_tokens].
     """
 
-    max_string: int = 160
-    max_items: int = 12
+    max_string: int = 80
+    max_items: int = 8
     max_patch_operations: int = 8
     slack: int = 48
     min_tokens: int = 192
-    max_tokens: int = 1536
+    max_tokens: int = 1024
 
 
 SMALL_MODEL_BOUNDS = AnswerBounds()
+# Part of the cache key of local answers: raise it when the bounding changes, so old answers are not reused.
+BOUNDING_REVISION = 3
 
 
 def bounded_schema(schema: Any, bounds: AnswerBounds, *, patch_key: str = "state_patch") -> Any:
-    """`schema` with a maxLength on every free string and a maxItems on every list (the smaller of the
-    declared one and the bound); the state patch list gets `max_patch_operations`."""
-    return _bound(schema, bounds, patch_key, 0)
+    """`schema` with a maxLength on every free string, a maxItems on every list and a maxProperties on every
+    object that lists no members (the smaller of the declared limit and the bound); the state patch list
+    gets `max_patch_operations`. Outside the patch, a value the schema leaves free (`{}`, or an open
+    object's other members) may only be a scalar: a small model otherwise nests objects until the cap.
+    Patch values stay free, since a patch adds whole records."""
+    return _bound(schema, bounds, patch_key, 0, free_scalars=True)
 
 
-def _bound(schema: Any, bounds: AnswerBounds, patch_key: str, depth: int) -> Any:
+def _free_scalar(bounds: AnswerBounds) -> dict[str, Any]:
+    return {"anyOf": [{"type": "string", "maxLength": bounds.max_string}, {"type": "number"},
+                      {"type": "boolean"}, {"type": "null"}]}
+
+
+def _is_free(schema: Any) -> bool:
+    """A schema that constrains nothing (`{}`, `true`, or only annotations)."""
+    if schema is True:
+        return True
+    return isinstance(schema, dict) and not (schema.keys() - _ANNOTATIONS)
+
+
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment"})
+
+
+def _bound(schema: Any, bounds: AnswerBounds, patch_key: str, depth: int, *, free_scalars: bool) -> Any:
     if isinstance(schema, list):
-        return [_bound(item, bounds, patch_key, depth) for item in schema]
+        return [_bound(item, bounds, patch_key, depth, free_scalars=free_scalars) for item in schema]
+    if free_scalars and _is_free(schema):
+        return {**(schema if isinstance(schema, dict) else {}), **_free_scalar(bounds)}
     if not isinstance(schema, dict) or depth > _MAX_DEPTH:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "properties" and isinstance(value, dict):
             out[key] = {
-                name: _bound(sub, bounds, patch_key, depth + 1) if name != patch_key
-                else _cap_items(_bound(sub, bounds, patch_key, depth + 1), bounds.max_patch_operations)
+                name: _bound(sub, bounds, patch_key, depth + 1, free_scalars=free_scalars) if name != patch_key
+                else _cap_items(_bound(sub, bounds, patch_key, depth + 1, free_scalars=False),
+                                bounds.max_patch_operations)
                 for name, sub in value.items()
             }
         elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"):
-            out[key] = _bound(value, bounds, patch_key, depth + 1)
+            out[key] = _bound(value, bounds, patch_key, depth + 1, free_scalars=free_scalars)
         else:
             out[key] = value
     types = _types(out)
@@ -69,6 +94,12 @@ def _bound(schema: Any, bounds: AnswerBounds, patch_key: str, depth: int) -> Any
         out["maxLength"] = min(out.get("maxLength", bounds.max_string), bounds.max_string)
     if "array" in types:
         out = _cap_items(out, bounds.max_items)
+    if "object" in types and "properties" not in out and out.get("additionalProperties") is not False:
+        # An object that lists no members: bound how many it may have (and, outside the patch, what they are).
+        declared = out.get("maxProperties")
+        out["maxProperties"] = min(declared, bounds.max_items) if isinstance(declared, int) else bounds.max_items
+        if free_scalars and "additionalProperties" not in out:
+            out["additionalProperties"] = _free_scalar(bounds)
     return out
 
 
@@ -124,6 +155,9 @@ def _longest_of_type(kind: str, schema: dict[str, Any], bounds: AnswerBounds, de
     declared = schema.get("properties")
     properties: dict[str, Any] = declared if isinstance(declared, dict) else {}
     size = 2.0 + sum((len(name) + 4 + _longest(sub, bounds, depth + 1) for name, sub in properties.items()), 0.0)
-    if schema.get("additionalProperties") is not False:
-        size += 2 * (_FREE_VALUE_CHARS + 20)
+    extra = schema.get("additionalProperties")
+    if extra is not False:
+        members = min(schema.get("maxProperties", bounds.max_items), bounds.max_items)
+        value = _longest(extra, bounds, depth + 1) if isinstance(extra, dict) else _FREE_VALUE_CHARS
+        size += members * (_MEMBER_NAME_CHARS + value)
     return size

@@ -14,7 +14,7 @@ from ._config import ModelConfig
 from ._errors import LLMOutputError, ProviderAnswerError
 from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
-from ._local import local_endpoint
+from ._local import local_cache_identity, local_endpoint
 from ._openai_http import DirectRoute, direct_route, lean_cost, post_chat
 from ._prices import load_prices
 from ._retry import RetryPolicy, with_retries
@@ -51,8 +51,9 @@ async def complete(
     store = _select_cache(cache, config, temperature, seed if cache_seed is None else cache_seed)
     key = None
     if store is not None:
+        endpoint = local_cache_identity(config.model) if config.is_local else config.api_base
         key = ResponseCache.key(
-            config.model, config.api_base, messages, tools, response_schema, temperature, seed, max_tokens,
+            config.model, endpoint, messages, tools, response_schema, temperature, seed, max_tokens,
             cache_seed=cache_seed,
         )
         hit = await store.get(key)

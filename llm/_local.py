@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._answer_budget import SMALL_MODEL_BOUNDS, AnswerBounds, answer_token_cap, bounded_schema
+from ._answer_budget import (
+    BOUNDING_REVISION,
+    SMALL_MODEL_BOUNDS,
+    AnswerBounds,
+    answer_token_cap,
+    bounded_schema,
+)
 from ._errors import LLMError
 
 LOCAL_ALIAS = "occusim-local"
@@ -44,6 +50,12 @@ class LocalEndpoint:
             compact = {**schema, "x-guidance": {"whitespace_flexible": False}}
             return {"extra_body": {"grammar": "%llguidance {}\nstart: %json " + json.dumps(compact)}}
         return {"response_format": {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}}
+
+
+def local_cache_identity(model: str) -> str:
+    """What keys the response cache for a local model besides the request: the backend's answer bounds, which
+    shape what the model generates but are not part of the request."""
+    return f"{model}|bounds-r{BOUNDING_REVISION}|{SMALL_MODEL_BOUNDS}"
 
 
 _lock = threading.Lock()

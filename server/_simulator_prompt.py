@@ -11,17 +11,24 @@ from occusim.environments import Scenario, StepRecord, Tool
 
 MAX_PATH_LENGTH = 200
 MAX_PATCH_OPERATIONS = 64
-PATCH_OPERATION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
-        "path": {"type": "string", "maxLength": MAX_PATH_LENGTH},
-        "from": {"type": "string", "maxLength": MAX_PATH_LENGTH},
-        "value": {},
-    },
-    "required": ["op", "path"],
-    "additionalProperties": False,
-}
+_PATH_SCHEMA: dict[str, Any] = {"type": "string", "maxLength": MAX_PATH_LENGTH}
+
+
+def patch_operation_schema(path: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One RFC 6902 operation, one shape per kind of operation: `add`, `replace` and `test` carry a value,
+    `move` and `copy` a `from`, `remove` neither. A constrained decoder then cannot write a move without
+    its source or a replace without its value, which weak models otherwise do."""
+    path = path or _PATH_SCHEMA
+
+    def shape(ops: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "properties": {"op": {"enum": ops}, "path": path, **extra},
+                "required": ["op", "path", *extra], "additionalProperties": False}
+
+    return {"anyOf": [shape(["add", "replace", "test"], {"value": {}}), shape(["remove"], {}),
+                      shape(["move", "copy"], {"from": _PATH_SCHEMA})]}
+
+
+PATCH_OPERATION_SCHEMA: dict[str, Any] = patch_operation_schema()
 ERROR_OBSERVATION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"error": {"type": "string"}},
@@ -198,8 +205,8 @@ def tracked_response_schema(tool: Tool, state_fields: Iterable[str] = ()) -> dic
     fields = sorted({str(f) for f in state_fields})
     if fields:
         alternatives = "|".join(re.escape(f.replace("~", "~0").replace("/", "~1")) for f in fields)
-        path = {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": f"^/({alternatives})(/.*)?$"}
-        operation = {**operation, "properties": {**operation["properties"], "path": path}}
+        operation = patch_operation_schema(
+            {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": f"^/({alternatives})(/.*)?$"})
     return {
         "type": "object",
         "properties": {

@@ -93,3 +93,23 @@ def test_the_local_backend_bounds_every_schema_it_is_given_and_caps_the_answer_t
     assert sent["reason"]["maxLength"] == 50 and sent["steps"]["maxItems"] == 4
     assert fitted["max_tokens"] == answer_token_cap(bounded_schema(answer, BOUNDS), BOUNDS)
     assert endpoint.schema_arguments(answer, 77)["max_tokens"] == 77, "a caller's own cap is kept"
+
+
+def test_objects_that_list_no_members_are_bounded_and_hold_only_scalars_outside_the_patch():
+    answer = {"type": "object", "properties": {
+        "observation": {"type": "object", "properties": {"plan": {"type": "object"}, "anything": {}},
+                        "additionalProperties": False},
+        "state_patch": {"type": "array", "items": {"type": "object", "properties": {"value": {}}}}}}
+
+    bounded = bounded_schema(answer, BOUNDS)["properties"]
+
+    plan = bounded["observation"]["properties"]["plan"]
+    assert plan["maxProperties"] == 4
+    assert {branch["type"] for branch in plan["additionalProperties"]["anyOf"]} == {"string", "number", "boolean",
+                                                                                     "null"}
+    assert "anyOf" in bounded["observation"]["properties"]["anything"]
+    assert bounded["state_patch"]["items"]["properties"]["value"] == {}, "a patch may add whole records"
+    assert "maxProperties" not in bounded["observation"], "declared members are never cut"
+    free = {"type": "object", "properties": {"plan": {"type": "object"}}}
+    assert answer_token_cap(bounded_schema(free, BOUNDS), BOUNDS) > answer_token_cap(
+        bounded_schema({"type": "object", "properties": {"plan": {"type": "boolean"}}}, BOUNDS), BOUNDS)

@@ -54,8 +54,11 @@ async def test_tracked_prompt_carries_rules_tools_state_and_only_recent_calls(sq
     assert schema["required"] == ["observation", "state_patch"]
     assert schema["properties"]["state_patch"]["type"] == "array"
     operation = schema["properties"]["state_patch"]["items"]
-    assert operation["properties"]["path"]["pattern"] == "^/(log|patients)(/.*)?$"
-    assert operation["additionalProperties"] is False
+    shapes = {tuple(shape["properties"]["op"]["enum"]): shape for shape in operation["anyOf"]}
+    assert {op for ops in shapes for op in ops} == {"add", "replace", "test", "remove", "move", "copy"}
+    assert all(shape["properties"]["path"]["pattern"] == "^/(log|patients)(/.*)?$" for shape in shapes.values())
+    assert all(shape["additionalProperties"] is False for shape in shapes.values())
+    assert "value" in shapes[("add", "replace", "test")]["required"] and "from" in shapes[("move", "copy")]["required"]
     assert schema["properties"]["observation"]["anyOf"][0]["additionalProperties"] is False
 
 
