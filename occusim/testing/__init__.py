@@ -5,6 +5,8 @@ Server processes register the scripted world models by importing `occusim.testin
 """
 
 from ._browser import Browser, BrowserError
+from ._chat_replies import chat_reply, schema_arguments
+from ._golden_steps import golden_world, play
 from ._judges import (
     ScriptedJudge,
     ballot,
@@ -35,10 +37,13 @@ from ._served import (
     MODERN_VERSION,
     PYTHON,
     TOKEN_SECRET,
+    TRIAGE_CALLS,
     LiveServer,
     free_port,
     hosted_settings,
     mcp_session,
+    open_episode,
+    play_triage_episode,
     serve_args,
     server_env,
     start_service,
@@ -58,6 +63,13 @@ from ._triage import (
 from ._viewed_run import CLEAN, FAULTED, HOSTILE, HOSTILE_ID, ViewedRun, write_viewed_run
 
 __all__ = [
+    "TRIAGE_CALLS",
+    "open_episode",
+    "play_triage_episode",
+    "chat_reply",
+    "schema_arguments",
+    "golden_world",
+    "play",
     "CLEAN",
     "FAULTED",
     "HOSTILE",

@@ -26,7 +26,7 @@ from occusim.environments import Catalog
 from occusim.server import ServiceSettings, create_app, load_settings
 
 from . import triage_worlds
-from ._triage import TRIAGE, triage_catalog
+from ._triage import CHEST_PAIN, TRIAGE, triage_catalog
 
 PYTHON = sys.executable
 API_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
@@ -114,6 +114,35 @@ async def mcp_session(url: str, token: str | None, mode: str = MODERN,
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(read_timeout)) as http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             yield client
+
+
+# Tool calls on the chest-pain episode, taken in turn: a read, a read by id, a write.
+TRIAGE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("list_patients", {}), ("get_patient", {"patient_id": "P2"}), ("set_priority", {"patient_id": "P1", "priority": 1}),
+]
+
+
+async def open_episode(http: httpx.AsyncClient, base: str) -> dict[str, Any]:
+    """Creates a chest-pain episode as alice on the service at `base`: the created episode's body."""
+    created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
+                              headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
+    assert created.status_code == 201, created.text
+    return dict(created.json())
+
+
+async def play_triage_episode(http: httpx.AsyncClient, base: str, calls: int, mode: str = MODERN,
+                              read_timeout: float = 60.0) -> dict[str, Any]:
+    """A chest-pain episode through `base`: `calls` calls of TRIAGE_CALLS over MCP, then the answer, each
+    one without error. The created episode's body."""
+    body = await open_episode(http, base)
+    async with mcp_session(body["mcp_url"], body["token"], mode, read_timeout=read_timeout) as client:
+        for number in range(calls):
+            tool, arguments = TRIAGE_CALLS[number % len(TRIAGE_CALLS)]
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result
+        submitted = await client.call_tool("submit_result", {"answer": "P1 is priority 1"})
+        assert not submitted.is_error, submitted
+    return body
 
 
 def start_service(tmp_path: Path, config: Path, source: Path, port: int, log: Path,

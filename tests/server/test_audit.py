@@ -9,13 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from occusim.environments import FlagKind, Task, load_catalog
 from occusim.llm import scripted_model
 from occusim.server import EpisodeService, Store, run_audit_selftest
-from occusim.testing import POSTGRES_URL
+from occusim.testing import POSTGRES_URL, drop_schema, golden_world, play
 
 CATALOG = load_catalog()
 TASK = CATALOG.tasks["triage-nurse/low-acuity-resource-count"]
@@ -24,31 +23,17 @@ Answer = dict[str, Any]
 
 def world(task: Task, change: Callable[[int, Answer], list[Answer]] | None = None, name: str = "w") -> str:
     """Answers the n-th call with the n-th golden step; `change(n, golden)` may give other answers first."""
-    steps = iter(enumerate(task.reference_solution))
-    queued: list[Answer] = []
-
-    def answer(messages: list[dict], request: dict) -> Answer:
-        if not queued:
-            index, step = next(steps)
-            golden = {"observation": copy.deepcopy(step.observation), "state_patch": copy.deepcopy(step.state_patch)}
-            queued.extend([*(change(index, golden) if change else []), golden])
-        return queued.pop(0)
-
-    return scripted_model(answer, name=name)
+    return golden_world(task, name=name, change=change)
 
 
 @pytest.fixture
-async def service(tmp_path: Path):
-    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'episodes.db'}")
-    await store.init()
-    yield EpisodeService(CATALOG, store)
-    await store.close()
+def service(sqlite_store: Store) -> EpisodeService:
+    return EpisodeService(CATALOG, sqlite_store)
 
 
 async def replay(service: EpisodeService, model: str) -> list[Any]:
     episode = await service.create(TASK.id, world_model=model)
-    for step in TASK.reference_solution:
-        await episode.step(step.tool, step.arguments)
+    await play(episode, TASK.reference_solution, allow_errors=True)
     record = await service.store.load_episode(episode.id)
     assert record is not None
     return record.steps
@@ -142,11 +127,7 @@ async def store_at(request, tmp_path: Path):
         return
     schema = f"occusim_test_{uuid.uuid4().hex[:12]}"
     yield Store(POSTGRES_URL, schema=schema)
-    connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await connection.close()
+    await drop_schema(schema)
 
 
 async def test_flags_survive_the_store(store_at: Store):

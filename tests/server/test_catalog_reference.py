@@ -6,37 +6,24 @@ checks that the catalog's rubrics, golden data and the runtime agree; an agent t
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from occusim.environments import Task, load_catalog
 from occusim.judge import judge
-from occusim.llm import scripted_model
 from occusim.server import EpisodeService, Store
+from occusim.testing import golden_world, play
 
 CATALOG = load_catalog()
 TASKS = sorted(CATALOG.tasks.values(), key=lambda t: t.id)
 
 
-def golden_world_model(task: Task) -> str:
-    """A world model that answers the n-th call with the n-th reference step's observation and patch."""
-    steps = iter(task.reference_solution)
-
-    def answer(messages: list[dict], request: dict) -> dict:
-        step = next(steps)
-        return {"observation": step.observation, "state_patch": step.state_patch}
-
-    return scripted_model(answer, name=f"golden-{task.id.replace('/', '-')}")
+def reference_world(task: Task) -> str:
+    return golden_world(task, name=f"golden-{task.id.replace('/', '-')}")
 
 
 @pytest.fixture
-async def service(tmp_path: Path):
-    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'episodes.db'}")
-    await store.init()
-    yield EpisodeService(CATALOG, store)
-    await store.close()
+def service(sqlite_store: Store) -> EpisodeService:
+    return EpisodeService(CATALOG, sqlite_store)
 
 
 def deterministic(verdict):
@@ -46,11 +33,9 @@ def deterministic(verdict):
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 async def test_reference_solution_passes_deterministic_items(service, task: Task):
     assert task.reference_solution, f"{task.id} has no reference solution"
-    episode = await service.create(task.id, world_model=golden_world_model(task))
-    for index, step in enumerate(task.reference_solution):
-        outcome = await episode.step(step.tool, step.arguments)
-        assert not outcome.is_error, f"{task.id} step {index} ({step.tool}): {json.dumps(outcome.observation)}"
-        assert outcome.observation == step.observation
+    episode = await service.create(task.id, world_model=reference_world(task))
+    outcomes = await play(episode, task.reference_solution)
+    assert [o.observation for o in outcomes] == [step.observation for step in task.reference_solution]
     record = await episode.submit(task.final_answer or "", run_judge=False)
 
     verdict = await judge(task, record, scenario=episode.scenario, llm_items="skip")
@@ -62,7 +47,7 @@ async def test_reference_solution_passes_deterministic_items(service, task: Task
 
 @pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
 async def test_submitting_at_once_fails_deterministic_items(service, task: Task):
-    episode = await service.create(task.id, world_model=golden_world_model(task))
+    episode = await service.create(task.id, world_model=reference_world(task))
     record = await episode.submit("Done.", run_judge=False)
 
     verdict = await judge(task, record, scenario=episode.scenario, llm_items="skip")

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from occusim.environments import ReferenceStep, Task, load_catalog
+from occusim.environments import ReferenceStep, load_catalog
 from occusim.judge import judge
-from occusim.llm import scripted_model
 from occusim.server import EpisodeService, Store
+from occusim.testing import golden_world, play
 
 CATALOG = load_catalog()
 NOW_2025_11 = "2025-11-06T10:00:00-05:00"
@@ -208,22 +207,9 @@ TRAPS = [
 ]
 
 
-def scripted_world(task: Task, steps: list[ReferenceStep]) -> str:
-    answers = iter(steps)
-
-    def answer(messages: list[dict], request: dict) -> dict:
-        s = next(answers)
-        return {"observation": s.observation, "state_patch": s.state_patch}
-
-    return scripted_model(answer, name=f"careless-{task.id.replace('/', '-')}")
-
-
 @pytest.fixture
-async def service(tmp_path: Path):
-    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'episodes.db'}")
-    await store.init()
-    yield EpisodeService(CATALOG, store)
-    await store.close()
+def service(sqlite_store: Store) -> EpisodeService:
+    return EpisodeService(CATALOG, sqlite_store)
 
 
 @pytest.mark.parametrize("trap", TRAPS, ids=[t.task_id for t in TRAPS])
@@ -231,10 +217,9 @@ async def test_the_trap_fails_its_item_and_spares_what_was_done_right(service, t
     task = CATALOG.tasks[trap.task_id]
     steps = trap.careless(list(task.reference_solution))
     assert steps != task.reference_solution
-    episode = await service.create(task.id, world_model=scripted_world(task, steps))
-    for s in steps:
-        outcome = await episode.step(s.tool, s.arguments)
-        assert not outcome.is_error, f"{s.tool}: {outcome.observation}"
+    world = golden_world(task, name=f"careless-{task.id.replace('/', '-')}", steps=steps)
+    episode = await service.create(task.id, world_model=world)
+    await play(episode, steps)
     record = await episode.submit(task.final_answer or "", run_judge=False)
 
     verdict = await judge(task, record, scenario=episode.scenario, llm_items="skip")

@@ -26,6 +26,7 @@ from occusim.testing import (
     TOKEN_SECRET,
     TRIAGE,
     LiveServer,
+    drop_schema,
     free_port,
     hosted_settings,
     mcp_session,
@@ -255,18 +256,7 @@ async def test_processes_sharing_postgres_serve_any_episode(tmp_path):
         assert status["status"] == "submitted"
         assert [step["index"] for step in status["steps"]] == [0, 1]
     finally:
-        await _drop_schema(schema)
-
-
-async def _drop_schema(schema: str) -> None:
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(POSTGRES)
-    try:
-        async with engine.begin() as conn:
-            await conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        await engine.dispose()
+        await drop_schema(schema)
 
 
 def test_http_refuses_no_auth_beyond_loopback(capsys, monkeypatch):

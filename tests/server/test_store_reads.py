@@ -6,11 +6,10 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from occusim.server import Store
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, POSTGRES_URL, write_viewed_run
+from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, POSTGRES_URL, drop_schema, write_viewed_run
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -23,11 +22,7 @@ async def store(request, tmp_path: Path):
     yield opened
     await opened.close()
     if schema is not None:
-        connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
-        try:
-            await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        finally:
-            await connection.close()
+        await drop_schema(schema)
 
 
 async def test_step_fields_of_many_episodes_in_step_order(store: Store):

@@ -1,0 +1,36 @@
+"""Fake OpenAI chat completions: a reply body, and tool arguments made up from a tool's input schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def chat_reply(
+    content: str | None, tool_calls: list[dict[str, Any]] | None = None, usage: tuple[int, int] = (10, 5)
+) -> dict[str, Any]:
+    """A chat.completion body with one assistant message; `usage` is (prompt, completion) tokens."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    prompt, completion = usage
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
+
+
+def schema_arguments(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    """Arguments for the required properties (or the first one): an enum's first value, a fixed value per
+    type, `text` for strings and anything untyped."""
+    properties = schema.get("properties") or {}
+    return {
+        name: _value(properties.get(name) or {}, text) for name in schema.get("required") or list(properties)[:1]
+    }
+
+
+def _value(schema: dict[str, Any], text: str) -> Any:
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    return {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, text)
