@@ -14,19 +14,9 @@ import json
 import sys
 from typing import Any
 
+from occusim.testing import chat_reply, schema_arguments
+
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
-
-
-def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    properties = schema.get("properties") or {}
-    return {name: _value(properties.get(name) or {}) for name in schema.get("required") or list(properties)[:1]}
-
-
-def _value(schema: dict[str, Any]) -> Any:
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    return {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, "R-7")
 
 
 class Roles:
@@ -53,20 +43,13 @@ class Roles:
         call = {
             "id": f"call_{turn}", "type": "function",
             "function": {"name": function["name"],
-                         "arguments": json.dumps(_arguments(function.get("parameters") or {}))},
+                         "arguments": json.dumps(schema_arguments(function.get("parameters") or {}, "R-7"))},
         }
         return _message(None, [call])
 
 
 def _message(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }
+    return chat_reply(content, tool_calls, usage=(100, 20))
 
 
 async def _serve(roles: Roles, latency: float) -> None:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from occusim.testing import ProviderStub, Reply
+from occusim.testing import ProviderStub, Reply, chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 
@@ -65,25 +65,13 @@ def _agent(body: dict[str, Any]) -> dict[str, Any]:
             "type": "function",
             "function": {
                 "name": tool["function"]["name"],
-                "arguments": json.dumps(_arguments(tool["function"].get("parameters") or {}),
+                "arguments": json.dumps(schema_arguments(tool["function"].get("parameters") or {}, "Zürich-7"),
                                         separators=(",", ":"), ensure_ascii=False),
             },
         }
         for index, tool in enumerate(picked)
     ]
     return _message("Looking at the records first." if turn == 0 else None, calls)
-
-
-def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    properties = schema.get("properties") or {}
-    return {name: _value(properties.get(name) or {}) for name in schema.get("required") or list(properties)[:1]}
-
-
-def _value(schema: dict[str, Any]) -> Any:
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    return {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, "Zürich-7")
 
 
 def _observation(body: dict[str, Any], digest: str, ask: int, tags: tuple[str, str]) -> str:
@@ -102,14 +90,7 @@ def _verdict(ask: int) -> str:
 
 
 def _message(content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
+    return chat_reply(content, tool_calls, usage=(10, 5))
 
 
 @contextmanager
