@@ -24,7 +24,6 @@ from _served import bench_scenario, percentile
 from occusim.server import Store
 from occusim.testing import (
     API_KEYS,
-    CHEST_PAIN,
     LEGACY,
     MODERN,
     POSTGRES_URL,
@@ -34,6 +33,7 @@ from occusim.testing import (
     drop_schema,
     free_port,
     mcp_session,
+    open_episode,
     start_service,
     wait_healthy,
 )
@@ -66,10 +66,7 @@ async def replicas(folder: Path, count: int, *, redis: bool, schema: str) -> Asy
 
 
 async def session(http: httpx.AsyncClient, base: str, mode: str, latencies: list[float], calls: int) -> None:
-    created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
-                              headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
-    created.raise_for_status()
-    body = created.json()
+    body = await open_episode(http, base)
     async with mcp_session(body["mcp_url"], body["token"], mode, read_timeout=600) as client:
         for _ in range(calls):
             began = time.perf_counter()

@@ -12,7 +12,6 @@ import asyncio
 import os
 import uuid
 
-import asyncpg
 import httpx
 import pytest
 import yaml
@@ -20,13 +19,13 @@ import yaml
 from occusim.server import Store
 from occusim.testing import (
     API_KEYS,
-    CHEST_PAIN,
     POSTGRES_URL,
     TOKEN_SECRET,
     LiveServer,
+    drop_schema,
     free_port,
     hosted_settings,
-    mcp_session,
+    play_triage_episode,
     start_service,
     wait_healthy,
     write_triage_source,
@@ -41,34 +40,18 @@ SECONDS = float(os.environ.get("OCCUSIM_LOAD_SECONDS", "900"))
 # number of sessions, so the database is where they meet.
 MODEL_DELAY = "0.05"
 POOL = {"db_pool_size": 2, "db_max_overflow": 1}
-CALL_PLAN = [("list_patients", {}), ("get_patient", {"patient_id": "P2"}),
-             ("set_priority", {"patient_id": "P1", "priority": 1})]
 
 
 @pytest.fixture
 async def schema():
     name = f"occusim_load_{uuid.uuid4().hex[:12]}"
     yield name
-    connection = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://", 1))
-    try:
-        await connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-    finally:
-        await connection.close()
+    await drop_schema(name)
 
 
 async def _session(http: httpx.AsyncClient, base: str) -> str:
-    created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
-                              headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
-    assert created.status_code == 201, created.text
-    body = created.json()
-    async with mcp_session(body["mcp_url"], body["token"], read_timeout=SECONDS) as client:
-        for number in range(CALLS):
-            tool, arguments = CALL_PLAN[number % len(CALL_PLAN)]
-            result = await client.call_tool(tool, arguments)
-            assert not result.is_error, result
-        submitted = await client.call_tool("submit_result", {"answer": "P1 is priority 1"})
-        assert not submitted.is_error, submitted
-    return body["episode_id"]
+    body = await play_triage_episode(http, base, CALLS, read_timeout=SECONDS)
+    return str(body["episode_id"])
 
 
 async def _run_sessions(bases: list[str]) -> list[str]:

@@ -18,7 +18,6 @@ import yaml
 from occusim.server import Store
 from occusim.testing import (
     API_KEYS,
-    CHEST_PAIN,
     LEGACY,
     MODERN,
     POSTGRES_URL,
@@ -29,7 +28,7 @@ from occusim.testing import (
     drop_schema,
     free_port,
     hosted_settings,
-    mcp_session,
+    play_triage_episode,
     start_service,
     wait_healthy,
     write_triage_source,
@@ -42,8 +41,6 @@ LEGACY_SESSIONS = int(os.environ.get("OCCUSIM_PROXY_LEGACY_SESSIONS", "50"))
 CALLS = int(os.environ.get("OCCUSIM_LOAD_CALLS", "4"))
 SECONDS = float(os.environ.get("OCCUSIM_LOAD_SECONDS", "900"))
 MODEL_DELAY = "0.05"
-CALL_PLAN = [("list_patients", {}), ("get_patient", {"patient_id": "P2"}),
-             ("set_priority", {"patient_id": "P1", "priority": 1})]
 
 
 @pytest.fixture
@@ -52,19 +49,9 @@ def schema():
 
 
 async def _episode(http: httpx.AsyncClient, base: str, mode: str, calls: int) -> str:
-    created = await http.post(f"{base}/v1/episodes", json={"task_id": CHEST_PAIN},
-                              headers={"Authorization": f"Bearer {API_KEYS['alice']}"})
-    assert created.status_code == 201, created.text
-    body = created.json()
+    body = await play_triage_episode(http, base, calls, mode, read_timeout=SECONDS)
     assert body["mcp_url"].startswith(base), "the episode's URL is the proxy's"
-    async with mcp_session(body["mcp_url"], body["token"], mode, read_timeout=SECONDS) as client:
-        for number in range(calls):
-            tool, arguments = CALL_PLAN[number % len(CALL_PLAN)]
-            result = await client.call_tool(tool, arguments)
-            assert not result.is_error, result
-        submitted = await client.call_tool("submit_result", {"answer": "P1 is priority 1"})
-        assert not submitted.is_error, submitted
-    return body["episode_id"]
+    return str(body["episode_id"])
 
 
 async def _open_endpoints(http: httpx.AsyncClient, bases: list[str]) -> list[int]:
