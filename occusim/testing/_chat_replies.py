@@ -33,4 +33,5 @@ def _value(schema: dict[str, Any], text: str) -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
     kind = schema.get("type")
-    return {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, text)
+    values: dict[str, Any] = {"integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}
+    return values.get(kind, text) if isinstance(kind, str) else text
