@@ -24,6 +24,7 @@ from episode_wire import (
     report,
 )
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.sessions import Connection
 from langchain_mcp_adapters.tools import load_mcp_tools
@@ -39,6 +40,17 @@ def result(tool: str, message: ToolMessage) -> ToolResult:
                       content=structured if structured is not None else parsed(text))
 
 
+async def play(tools: dict[str, BaseTool]) -> EpisodeReport:
+    """The episode's calls through langchain tools, each invoked as a model's tool call would be."""
+    results = []
+    calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
+    for index, (name, arguments) in enumerate(calls):
+        call = {"type": "tool_call", "id": f"call-{index}", "name": name, "args": arguments}
+        results.append(result(name, await tools[name].ainvoke(call)))
+    return EpisodeReport(client=f"langchain-mcp-adapters {version('langchain-mcp-adapters')}", tools=list(tools),
+                         results=results)
+
+
 async def main() -> None:
     target = read_target()
     connection: Connection
@@ -52,14 +64,8 @@ async def main() -> None:
                       "timeout": timedelta(seconds=TIMEOUT_SECONDS)}
     client = MultiServerMCPClient({"occusim": connection})
     async with client.session("occusim") as session:
-        tools = {tool.name: tool for tool in await load_mcp_tools(session)}
-        results = []
-        calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-        for index, (name, arguments) in enumerate(calls):
-            call = {"type": "tool_call", "id": f"call-{index}", "name": name, "args": arguments}
-            results.append(result(name, await tools[name].ainvoke(call)))
-    report(EpisodeReport(client=f"langchain-mcp-adapters {version('langchain-mcp-adapters')}", tools=list(tools),
-                         results=results))
+        episode = await play({tool.name: tool for tool in await load_mcp_tools(session)})
+    report(episode)
 
 
 if __name__ == "__main__":

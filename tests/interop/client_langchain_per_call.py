@@ -8,20 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from importlib.metadata import version
-from typing import Any
 
-from client_langchain import result
-from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
-    TIMEOUT_SECONDS,
-    EpisodeReport,
-    read_target,
-    report,
-)
+from client_langchain import play
+from episode_wire import TIMEOUT_SECONDS, read_target, report
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 
@@ -31,14 +20,7 @@ async def main() -> None:
     client = MultiServerMCPClient({"occusim": {
         "transport": "stdio", "command": stdio.command, "args": stdio.args, "env": stdio.env,
         "session_kwargs": {"read_timeout_seconds": timedelta(seconds=TIMEOUT_SECONDS)}}})
-    tools = {tool.name: tool for tool in await client.get_tools()}
-    results = []
-    calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-    for index, (name, arguments) in enumerate(calls):
-        call = {"type": "tool_call", "id": f"call-{index}", "name": name, "args": arguments}
-        results.append(result(name, await tools[name].ainvoke(call)))
-    report(EpisodeReport(client=f"langchain-mcp-adapters {version('langchain-mcp-adapters')}", tools=list(tools),
-                         results=results))
+    report(await play({tool.name: tool for tool in await client.get_tools()}))
 
 
 if __name__ == "__main__":
