@@ -17,6 +17,12 @@ class ProviderHTTPError(Exception):
         self.status_code = status_code
 
 
+class TransientHTTPError(ProviderHTTPError):
+    """A failure that retrying can help with: a rate limit, a timeout, a server error or no connection."""
+
+    transient = True
+
+
 class BadRequestError(ProviderHTTPError):
     pass
 
@@ -37,30 +43,28 @@ class APIError(ProviderHTTPError):
     """Any other status below 500 that is neither a rate limit nor a timeout."""
 
 
-class RateLimitError(ProviderHTTPError):
-    transient = True
+class RateLimitError(TransientHTTPError):
+    pass
 
 
-class Timeout(ProviderHTTPError):
+class Timeout(TransientHTTPError):
     """No answer in time: the client's own deadline, or the endpoint's 408/504."""
 
-    transient = True
+
+class InternalServerError(TransientHTTPError):
+    pass
 
 
-class InternalServerError(ProviderHTTPError):
-    transient = True
+class BadGatewayError(TransientHTTPError):
+    pass
 
 
-class BadGatewayError(ProviderHTTPError):
-    transient = True
+class ServiceUnavailableError(TransientHTTPError):
+    pass
 
 
-class ServiceUnavailableError(ProviderHTTPError):
-    transient = True
-
-
-class APIConnectionError(ProviderHTTPError):
-    transient = True
+class APIConnectionError(TransientHTTPError):
+    pass
 
 
 _BY_STATUS: dict[int, type[ProviderHTTPError]] = {
