@@ -26,10 +26,8 @@ from occusim.clients import RunConfig, run_batch  # noqa: E402
 from occusim.testing import (  # noqa: E402
     TASK_A,
     TASK_B,
-    ReplayWorld,
-    ScriptedAgent,
     ScriptedProvider,
-    passing_verdicts,
+    replay_responders,
 )
 
 LATENCY = float(os.environ.get("BENCH_LATENCY", "0.05"))
@@ -39,8 +37,7 @@ WORKERS = int(os.environ.get("BENCH_WORKERS", str(os.cpu_count() or 1)))
 
 
 def _serve(urls: Any, stop: Any) -> None:
-    provider = ScriptedProvider({"fake-world": ReplayWorld(), "fake-agent": ScriptedAgent(lambda task, seed: "replay"),
-                                 "fake-judge": passing_verdicts}, latency=LATENCY)
+    provider = ScriptedProvider(replay_responders(), latency=LATENCY)
     with provider.running():
         urls.put(provider.environment())
         stop.wait()

@@ -29,7 +29,7 @@ from ._raw_mcp import SESSION_HEADER, RawSession, rpc
 from ._redis import REDIS_URL
 from ._replay import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, task_of, tool_results
 from ._runs import TOOLS, synthetic_rows, transcript, write_run
-from ._scripted_provider import ScriptedProvider, passing_verdicts
+from ._scripted_provider import ScriptedProvider, passing_verdicts, replay_responders
 from ._served import (
     API_KEYS,
     LEGACY,
@@ -63,6 +63,7 @@ from ._triage import (
 from ._viewed_run import CLEAN, FAULTED, HOSTILE, HOSTILE_ID, ViewedRun, write_viewed_run
 
 __all__ = [
+    "replay_responders",
     "TRIAGE_CALLS",
     "open_episode",
     "play_triage_episode",

@@ -11,6 +11,7 @@ from typing import Any
 from occusim.llm import ScriptedReply
 
 from ._provider import STUB_KEY, ProviderStub, Reply
+from ._replay import ReplayWorld, ScriptedAgent
 
 # (messages, request body) -> a reply, as a scripted model's responder answers.
 Responder = Callable[[list[dict], dict], Any]
@@ -21,6 +22,12 @@ def passing_verdicts(messages: list[dict], body: dict) -> dict:
     schema = body["response_format"]["json_schema"]["schema"]
     return {"verdicts": {check_id: {"passed": True, "reason": "fine", "evidence_steps": []}
                          for check_id in schema["properties"]["verdicts"]["required"]}}
+
+
+def replay_responders(policy: Callable[[str, int | None], str] = lambda task, seed: "replay") -> dict[str, Responder]:
+    """A batch run on the bundled reference solutions: `fake-world` replays them, `fake-agent` follows
+    them by `policy` (as ScriptedAgent reads it), `fake-judge` passes every check."""
+    return {"fake-world": ReplayWorld(), "fake-agent": ScriptedAgent(policy), "fake-judge": passing_verdicts}
 
 
 class ScriptedProvider:

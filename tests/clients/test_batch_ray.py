@@ -16,7 +16,7 @@ import pytest
 from occusim.clients import ResultRow, RunConfig, RunDir
 from occusim.clients._batch import BatchRunner
 from occusim.clients._ray_executor import ACTOR_PREFIX
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_verdicts
+from occusim.testing import TASK_A, TASK_B, ScriptedProvider, replay_responders
 
 pytestmark = [pytest.mark.load, pytest.mark.ray]
 
@@ -24,8 +24,7 @@ pytestmark = [pytest.mark.load, pytest.mark.ray]
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedProvider]:
     """The model endpoint, its variables set (the driver sends them to the actors), and a 2-CPU Ray cluster."""
-    fake = ScriptedProvider({"fake-world": ReplayWorld(), "fake-agent": ScriptedAgent(lambda task, seed: "replay"),
-                             "fake-judge": passing_verdicts}, latency=0.1)
+    fake = ScriptedProvider(replay_responders(), latency=0.1)
     import ray
 
     with fake.running():

@@ -26,10 +26,8 @@ from occusim.testing import (
     POSTGRES_URL,
     TASK_A,
     TASK_B,
-    ReplayWorld,
-    ScriptedAgent,
     ScriptedProvider,
-    passing_verdicts,
+    replay_responders,
 )
 
 TASKS = f"{TASK_A},{TASK_B}"
@@ -41,14 +39,10 @@ def policy(task_id: str, seed: int | None) -> str:
     return "careful" if task_id == TASK_A else "replay"
 
 
-def responders() -> dict[str, Any]:
-    return {"fake-world": ReplayWorld(), "fake-agent": ScriptedAgent(policy), "fake-judge": passing_verdicts}
-
-
 @pytest.fixture
 def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedProvider]:
     """The endpoint every process reaches the models at (worker processes inherit the variables)."""
-    fake = ScriptedProvider(responders(), latency=0.05)
+    fake = ScriptedProvider(replay_responders(policy), latency=0.05)
     with fake.running():
         for name, value in fake.environment().items():
             monkeypatch.setenv(name, value)
@@ -180,7 +174,7 @@ def run_args(out: Path, *extra: str) -> list[str]:
 
 @pytest.mark.load
 def test_a_run_killed_with_its_workers_resumes_with_one_row_per_combination(tmp_path: Path):
-    fake = ScriptedProvider(responders(), latency=0.2)
+    fake = ScriptedProvider(replay_responders(policy), latency=0.2)
     out = tmp_path / "out"
     with fake.running():
         env = {**os.environ, **fake.environment(), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
