@@ -46,6 +46,7 @@ from ._served import (
     play_triage_episode,
     serve_args,
     server_env,
+    service_processes,
     start_service,
     wait_healthy,
     write_triage_source,
@@ -63,6 +64,7 @@ from ._triage import (
 from ._viewed_run import CLEAN, FAULTED, HOSTILE, HOSTILE_ID, ViewedRun, write_viewed_run
 
 __all__ = [
+    "service_processes",
     "replay_responders",
     "TRIAGE_CALLS",
     "open_episode",

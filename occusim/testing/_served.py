@@ -23,9 +23,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from occusim.environments import Catalog
-from occusim.server import ServiceSettings, create_app, load_settings
+from occusim.server import ServiceSettings, Store, create_app, load_settings
 
 from . import triage_worlds
+from ._postgres import POSTGRES_URL
 from ._triage import CHEST_PAIN, TRIAGE, triage_catalog
 
 PYTHON = sys.executable
@@ -171,3 +172,35 @@ async def wait_healthy(bases: list[str], processes: list[subprocess.Popen[bytes]
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.2)
+
+
+@contextlib.asynccontextmanager
+async def service_processes(folder: Path, schema: str, count: int = 2, env: dict[str, str] | None = None,
+                            **settings: Any) -> AsyncIterator[list[str]]:
+    """`count` `occusim serve --http` processes of the triage source sharing one PostgreSQL schema, with the
+    slow scripted world model and `settings` on top; the store is migrated once before they start, as a
+    deployment's release step would. Yields their base URLs; stops them on leaving, then (when the body
+    succeeded) asserts that no log holds a traceback or an error."""
+    source = write_triage_source(folder)
+    config = folder / "service.yaml"
+    config.write_text(yaml.safe_dump({
+        "db": POSTGRES_URL, "db_schema": schema, "api_keys": API_KEYS, "token_secret": TOKEN_SECRET,
+        "world_model": "scripted/triage-slow", "expire_every_seconds": 3600, **settings,
+    }))
+    async with Store(POSTGRES_URL, schema=schema):
+        pass
+    ports = [free_port() for _ in range(count)]
+    logs = [folder / f"service-{port}.log" for port in ports]
+    processes = [start_service(folder, config, source, port, log, **(env or {}))
+                 for port, log in zip(ports, logs, strict=True)]
+    try:
+        bases = [f"http://127.0.0.1:{port}" for port in ports]
+        await wait_healthy(bases, processes)
+        yield bases
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=60)
+    for log in logs:
+        text = log.read_text()
+        assert "Traceback" not in text and " ERROR " not in text, text[-2000:]

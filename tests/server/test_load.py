@@ -14,21 +14,15 @@ import uuid
 
 import httpx
 import pytest
-import yaml
 
 from occusim.server import Store
 from occusim.testing import (
-    API_KEYS,
     POSTGRES_URL,
-    TOKEN_SECRET,
     LiveServer,
     drop_schema,
-    free_port,
     hosted_settings,
     play_triage_episode,
-    start_service,
-    wait_healthy,
-    write_triage_source,
+    service_processes,
 )
 
 pytestmark = [pytest.mark.load, pytest.mark.postgres]
@@ -84,26 +78,6 @@ async def test_one_process_serves_every_session_without_error(tmp_path, schema, 
 
 
 async def test_two_processes_sharing_postgresql_serve_every_session_without_error(tmp_path, schema):
-    source = write_triage_source(tmp_path)
-    config = tmp_path / "service.yaml"
-    config.write_text(yaml.safe_dump({
-        "db": POSTGRES_URL, "db_schema": schema, "api_keys": API_KEYS, "token_secret": TOKEN_SECRET,
-        "world_model": "scripted/triage-slow", "expire_every_seconds": 3600, **POOL,
-    }))
-    async with Store(POSTGRES_URL, schema=schema):
-        pass  # the tables exist before either process starts, as after a deployment's migration step
-    ports = [free_port(), free_port()]
-    logs = [tmp_path / f"service-{port}.log" for port in ports]
-    servers = [start_service(tmp_path, config, source, port, log, OCCUSIM_TEST_MODEL_DELAY=MODEL_DELAY) for port, log in zip(ports, logs, strict=True)]
-    bases = [f"http://127.0.0.1:{port}" for port in ports]
-    try:
-        await wait_healthy(bases, servers)
+    async with service_processes(tmp_path, schema, env={"OCCUSIM_TEST_MODEL_DELAY": MODEL_DELAY}, **POOL) as bases:
         episode_ids = await _run_sessions(bases)
-    finally:
-        for server in servers:
-            server.terminate()
-            server.wait(timeout=60)
     await _assert_all_stored(schema, episode_ids)
-    for log in logs:
-        text = log.read_text()
-        assert "Traceback" not in text and " ERROR " not in text, text[-2000:]
