@@ -47,8 +47,10 @@ def uncached():
 async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, local_model):
     catalog = Catalog()
     assert not catalog.add(Scenario.model_validate(BED_BOARD), "test")
-    service = EpisodeService(catalog, sqlite_store, world_model=local_model, max_repairs=0)
-    # The local backend bounds the answer and caps it to fit; a cut-off answer simply counts as invalid.
+    # A loaded CI machine reads a prompt slowly: give each call time enough that it is answered, not timed out.
+    service = EpisodeService(catalog, sqlite_store, world_model=local_model, max_repairs=0, call_deadline=600)
+    # A small cap keeps the run short; a cut-off answer simply counts as invalid.
+    service.world_model().max_tokens = 96
     episode = await service.create("bed-board/admit")
 
     records = []
