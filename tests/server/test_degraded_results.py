@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcp import Client
-from test_catalog_reference import golden_world_model
 
 from occusim.environments import FaultSettings, Scenario, Tool, load_catalog, reports_error
 from occusim.server import EpisodeService, Store, build_mcp_server
 from occusim.server._degrade import _DEGRADERS, degrade
 from occusim.server._mcp_server import advertised_output_schema
+from occusim.testing import golden_world
 
 CATALOG = load_catalog()
 TOOLS = sorted(
@@ -98,7 +98,7 @@ async def test_replayed_e2_episodes_degrade_without_raising(service: EpisodeServ
     implicit = 0
     for seed in range(4):
         faults = FaultSettings(mode="E2", count=2, duration=2, seed=seed)
-        episode = await service.create(task_id, world_model=golden_world_model(task), faults=faults)
+        episode = await service.create(task_id, world_model=golden_world(task, f"golden-{task.id.replace('/', '-')}"), faults=faults)
         for step in task.reference_solution:
             outcome = await episode.step(step.tool, step.arguments)
             tool = episode.scenario.tool(step.tool)
@@ -114,7 +114,7 @@ async def test_an_sdk_client_accepts_every_result_of_e2_episodes(service: Episod
     task = CATALOG.task("emergency-dispatcher/chest-pain-delta")
     labels = []
     for seed in range(8):
-        episode = await service.create(task.id, world_model=golden_world_model(task),
+        episode = await service.create(task.id, world_model=golden_world(task, f"golden-{task.id.replace('/', '-')}"),
                                        faults=FaultSettings(mode="E2", count=2, duration=2, seed=seed))
         # The SDK client validates structured content against the advertised schemas and raises on a mismatch.
         async with Client(build_mcp_server(episode)) as client:
