@@ -18,6 +18,7 @@ from ._config import ModelConfig
 from ._errors import ProviderAnswerError
 from ._http_errors import APIConnectionError, Timeout, status_error
 from ._prices import listed_cost
+from ._usage import reused_prompt_tokens
 
 if TYPE_CHECKING:
     import aiohttp
@@ -200,11 +201,9 @@ def lean_cost(route: DirectRoute, response: Any) -> float | None:
     if route.priced_as is None:
         return None
     usage = response.usage
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return listed_cost(
         route.priced_as,
         int(getattr(usage, "prompt_tokens", 0) or 0),
         int(getattr(usage, "completion_tokens", 0) or 0),
-        int(cached or 0),
+        reused_prompt_tokens(usage),
     )

@@ -57,10 +57,10 @@ def usage_from_response(response: Any, cost: float | None) -> Usage:
     prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
     completion = int(getattr(raw, "completion_tokens", 0) or 0)
     return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost, calls=1, cached_calls=0,
-                 prompt_tokens_reused=_reused_tokens(raw))
+                 prompt_tokens_reused=reused_prompt_tokens(raw))
 
 
-def _reused_tokens(raw: Any) -> int:
+def reused_prompt_tokens(raw: Any) -> int:
     """Prompt tokens served from the provider's prompt cache (OpenAI's `prompt_tokens_details.cached_tokens`,
     which llama.cpp's server also reports)."""
     details = getattr(raw, "prompt_tokens_details", None)
