@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import jsonpointer
+
 from occusim.environments import FlagKind, Scenario, SimulationMode, StepFlag, Tool, reports_error
 
 from ._audit_index import (
@@ -195,13 +197,11 @@ def _copies(item: dict[str, Any], record: Record) -> bool:
 def _mapping_key(record: Record) -> str | None:
     """The key a record is filed under in its mapping (its id there), which a view may report as a field."""
     last = record.path.rsplit("/", 1)[-1]
-    return None if last.isdigit() else last.replace("~1", "/").replace("~0", "~")
+    return None if last.isdigit() else jsonpointer.unescape(last)
 
 
 def _state_has_field(after: StateIndex, observation: dict[str, Any], path: str, key: str) -> bool:
-    node: Any = observation
-    for part in path.split("/")[1:]:
-        node = node[int(part)] if isinstance(node, list) else node[part.replace("~1", "/").replace("~0", "~")]
+    node = jsonpointer.resolve_pointer(observation, path)
     return isinstance(node, dict) and any(key in record.value for record in after.sources(node))
 
 

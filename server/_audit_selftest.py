@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import jsonpointer
 from pydantic import BaseModel, Field, computed_field
 
 from occusim.environments import Catalog, Scenario, Tool, apply_json_patch, load_catalog, reports_error
@@ -295,13 +296,11 @@ def _leaves(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def _parts(path: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+    return list(jsonpointer.JsonPointer(path).parts)
 
 
 def _get(document: Any, path: str) -> Any:
-    for part in _parts(path):
-        document = document[int(part)] if isinstance(document, list) else document[part]
-    return document
+    return jsonpointer.resolve_pointer(document, path)
 
 
 def _set(document: Any, path: str, value: Any) -> Any:
