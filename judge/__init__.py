@@ -3,6 +3,7 @@
 from ._agreement import Agreement, agreement, cohens_kappa
 from ._calibration import disagreement_exemplars, episode_excerpt, without_exemplars
 from ._errors import JudgeError, JudgeModelError
+from ._json_values import json_equal
 from ._judge import MAX_VOTES, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
 from ._occubench_verifier import (
@@ -50,6 +51,7 @@ __all__ = [
     "judge",
     "judge_app",
     "judge_router",
+    "json_equal",
     "occubench_action",
     "read_labels",
     "score_items",

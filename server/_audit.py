@@ -11,6 +11,7 @@ from typing import Any
 import jsonpointer
 
 from occusim.environments import FlagKind, Scenario, SimulationMode, StepFlag, Tool, reports_error
+from occusim.judge import json_equal
 
 from ._audit_index import (
     ID_PATTERN,
@@ -218,8 +219,8 @@ def _state_agreement(observation: dict[str, Any], after: StateIndex,
             if not is_scalar(value):
                 continue
             having = [r for r in records if key in r.value and is_scalar(r.value[key])]
-            if not having or any(_same(value, r.value[key]) for r in having) or \
-                    any(_same(value, written) for written in patched.get(key, ())):
+            if not having or any(json_equal(value, r.value[key]) for r in having) or \
+                    any(json_equal(value, written) for written in patched.get(key, ())):
                 continue
             record = having[0]
             where = f"{record.path}/{key}"
@@ -255,14 +256,6 @@ def _named_records(item: dict[str, Any], after: StateIndex) -> list[Record]:
     named = own_id(item, numbers=True)
     record = after.record_for(*named) if named is not None else None
     return [record] if record is not None else []
-
-
-def _same(left: Any, right: Any) -> bool:
-    if isinstance(left, bool) or isinstance(right, bool):
-        return left is right
-    if isinstance(left, int | float) and isinstance(right, int | float):
-        return abs(left - right) <= 1e-9 * max(1.0, abs(left), abs(right))
-    return bool(left == right)
 
 
 def _omissions(observation: dict[str, Any], after: StateIndex, arguments: dict[str, Any]) -> list[StepFlag]:
