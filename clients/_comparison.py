@@ -6,6 +6,7 @@ The formulas are written out in docs/metrics.md.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field, computed_field
@@ -53,7 +54,7 @@ class RunComparison(BaseModel):
     test: str = TEST
 
 
-def _outcomes(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
+def unit_completion(rows: Iterable[ResultRow]) -> dict[tuple[str, str], float]:
     """Each (task, fault mode) pair's completion: the share of its scored trials that passed."""
     trials: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for row in rows:
@@ -87,7 +88,7 @@ def _other_differences(a: RunConfig, b: RunConfig) -> list[str]:
 def compare_rows(config_a: RunConfig, rows_a: list[ResultRow], config_b: RunConfig, rows_b: list[ResultRow], *,
                  run_a: str = "A", run_b: str = "B") -> RunComparison:
     """Compare two runs' completion over the (task, fault mode) pairs both scored."""
-    a, b = _outcomes(rows_a), _outcomes(rows_b)
+    a, b = unit_completion(rows_a), unit_completion(rows_b)
     shared = sorted(a.keys() & b.keys())
     modes = []
     for mode in fault_sorted({mode for _, mode in shared}):

@@ -7,7 +7,7 @@ with Cohen's kappa, overall and per category. The formulas are written out in do
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from occusim.judge import agreement
 
+from ._comparison import unit_completion
 from ._results import IDENTITY_FIELDS, ResultRow, RunConfig, RunError, load_rows
 
 ALL = "all"
@@ -76,17 +77,6 @@ def spans_world_models(configs: Sequence[RunConfig]) -> bool:
     return any(len(models) >= 2 for models in worlds.values())
 
 
-def _outcomes(rows: Iterable[ResultRow]) -> tuple[dict[Unit, float], dict[Unit, str]]:
-    """Each (task, fault mode) pair's pass share over its scored trials, and its category."""
-    trials: dict[Unit, list[bool]] = defaultdict(list)
-    categories: dict[Unit, str] = {}
-    for row in rows:
-        if row.scored:
-            trials[(row.task_id, row.fault_mode)].append(bool(row.passed))
-            categories[(row.task_id, row.fault_mode)] = row.category
-    return {unit: sum(values) / len(values) for unit, values in trials.items()}, categories
-
-
 def _sign(value: float) -> int:
     return (value > 0) - (value < 0)
 
@@ -140,8 +130,8 @@ def simulator_agreement(runs: Sequence[tuple[str, RunConfig, list[ResultRow]]]) 
             raise RunError(f"{seen[key]} and {name} both ran agent {key[0]} under world model {key[1]}; "
                            "give one run per agent and world model")
         seen[key] = name
-        shares[key], found = _outcomes(rows)
-        categories.update(found)
+        shares[key] = unit_completion(rows)
+        categories.update({(row.task_id, row.fault_mode): row.category for row in rows if row.scored})
     if not spans_world_models([config for _, config, _ in runs]):
         raise RunError("no agent was run under two world models; cross-simulator agreement needs the same agents "
                        "run under at least two")
