@@ -195,9 +195,8 @@ def state_pairs(state: Any) -> frozenset[tuple[str, tuple[str, Any]]]:
             stack.extend(value.items())
         elif isinstance(value, list):
             stack.extend((key, item) for item in value)
-        elif key is not None and value is not None and value != "":
-            pairs.add((key, ("bool", value) if isinstance(value, bool)
-                       else ("v", value if isinstance(value, str) else float(value))))
+        elif key is not None and (leaf := _leaf_key(value)) is not None:
+            pairs.add((key, leaf))
     return frozenset(pairs)
 
 
