@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from occusim.server import Store, StoreEpisodes
+from occusim.server import Store, StoreEpisodes, normalize_url
 from occusim.viewer import EpisodeDetail, EpisodeEntry
 
 from ._results import ResultRow, RunDir
@@ -15,7 +15,7 @@ from ._results import ResultRow, RunDir
 
 def store_missing(url: str) -> str | None:
     """Why a store URL names no store yet (a SQLite file that does not exist); None when it may be read."""
-    parsed = make_url(Store(url).url)
+    parsed = make_url(normalize_url(url))
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     path = Path(parsed.database or "")

@@ -36,7 +36,7 @@ from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
-from ._store import EpisodeSummary, Judgment, Store
+from ._store import EpisodeSummary, Judgment, Store, normalize_url
 from ._viewer_source import StoreEpisodes
 from ._world_model import Simulation, WorldModel
 from .app import create_app
@@ -70,6 +70,7 @@ __all__ = [
     "judge_hook",
     "occubench_judge_hook",
     "load_settings",
+    "normalize_url",
     "serve_stdio",
     "Episode",
     "EpisodeClosedError",

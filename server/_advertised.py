@@ -12,6 +12,7 @@ from jsonschema.protocols import Validator
 from occusim.environments import local_validator
 
 from ._portable_schema import portable_schema
+from ._schemas import per_schema
 
 ERROR_ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -42,8 +43,7 @@ def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "object", "anyOf": [relaxed, ERROR_ENVELOPE_SCHEMA], **definitions}
 
 
-# Keyed by id() with the declared schema kept alive beside it, so an id is never reused while cached.
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Validator]] = {}
+_VALIDATORS: dict[int, tuple[Any, Validator]] = {}
 
 
 def advertised_validator(schema: Mapping[str, Any]) -> Validator:
@@ -51,11 +51,7 @@ def advertised_validator(schema: Mapping[str, Any]) -> Validator:
 
     It checks what the MCP client library checks: no format assertions, references within the document.
     """
-    entry = _VALIDATORS.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = (schema, local_validator(advertised_output_schema(schema), formats=False))
-        _VALIDATORS[id(schema)] = entry
-    return entry[1]
+    return per_schema(_VALIDATORS, schema, lambda: local_validator(advertised_output_schema(schema), formats=False))
 
 
 # Where subschemas sit: values that may be nulled or truncated, and definitions or alternatives whose

@@ -27,6 +27,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.transport_context import TransportContext
 from mcp_types import DEFAULT_NEGOTIATED_VERSION, INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
@@ -74,7 +75,7 @@ class LegacySessions:
         """Answer one handshake-era request. `opening` is the protocol version an `initialize` POST asks
         for (None for any other request)."""
         method = scope["method"]
-        presented = _header(scope, MCP_SESSION_ID_HEADER)
+        presented = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
         if presented is None:
             if method == "POST" and opening is not None:
                 version = negotiated_version(opening)
@@ -143,11 +144,6 @@ async def _serve_request(server: Server[Any], lifespan_state: Any, security: Tra
         finally:
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
-
-
-def _header(scope: Scope, name: str) -> str | None:
-    wanted = name.lower().encode("latin-1")
-    return next((value.decode("latin-1") for key, value in scope["headers"] if key == wanted), None)
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:

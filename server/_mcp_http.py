@@ -23,6 +23,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
@@ -185,8 +186,7 @@ class Exchange(Response):
 
 def _modern(scope: Scope) -> bool:
     """A 2026-07-28 request: one naming a protocol version the handshake does not reach (the SDK's rule)."""
-    wanted = MCP_PROTOCOL_VERSION_HEADER.lower().encode("latin-1")
-    version = next((value.decode("latin-1") for key, value in scope["headers"] if key == wanted), None)
+    version = Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER)
     return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
@@ -11,18 +12,27 @@ from referencing.exceptions import Unresolvable
 
 from occusim.environments import format_location, local_validator
 
-# Keyed by id() with the schema kept alive beside it, so an id is never reused while cached.
-_CACHE: dict[int, tuple[dict[str, Any], Validator]] = {}
+T = TypeVar("T")
+
+_CACHE: dict[int, tuple[Any, Validator]] = {}
 _MAX_MESSAGE = 200
+
+
+def per_schema(cache: dict[int, tuple[Any, T]], schema: Any, build: Callable[[], T]) -> T:
+    """`build()` for `schema`, made once per schema object and kept in `cache`.
+
+    Keyed by id() with the schema kept alive beside it, so an id is never reused while cached.
+    """
+    entry = cache.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = (schema, build())
+        cache[id(schema)] = entry
+    return entry[1]
 
 
 def validator_for(schema: dict[str, Any]) -> Validator:
     """A validator that never fetches a `$ref`: loading refuses references outside the scenario."""
-    entry = _CACHE.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        entry = (schema, local_validator(schema))
-        _CACHE[id(schema)] = entry
-    return entry[1]
+    return per_schema(_CACHE, schema, lambda: local_validator(schema))
 
 
 def violations(schema: dict[str, Any], instance: Any) -> list[tuple[str, str]]:
