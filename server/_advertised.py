@@ -62,6 +62,7 @@ _DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
 _ALTERNATIVES = ("anyOf", "oneOf", "allOf")
 # Bounds a degraded result may break: a truncated list loses items (and the ones `contains` asked for),
 # dropped optional fields shrink an object.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated"})
 _DROPPED_BOUNDS = frozenset({"minItems", "contains", "minContains", "minProperties"})
 
 
@@ -95,6 +96,11 @@ def _relaxed(schema: Any, *, nullable: bool) -> Any:
             out["allOf"] = [*out.get("allOf", []), {"anyOf": one_of}]
         else:
             out["anyOf"] = one_of
-    kind = out.get("type")
-    admits_null = not out or kind == "null" or (isinstance(kind, list) and "null" in kind)
+    # Type arrays are already `anyOf` branches here (portable_schema): a null branch beside nothing but
+    # annotations is how a nullable value shows.
+    listed = out.get("anyOf")
+    branches: list[Any] = listed if isinstance(listed, list) else []
+    null_branch = not (out.keys() - _ANNOTATIONS - {"anyOf"}) and any(
+        isinstance(branch, dict) and branch.get("type") == "null" for branch in branches)
+    admits_null = not out or out.get("type") == "null" or null_branch
     return out if not nullable or admits_null else {"anyOf": [out, {"type": "null"}]}
