@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from occusim.environments import Catalog, Task, Usage
+from occusim.llm import ModelConfig
 
 from ._results import Combination, ResultRow, RunConfig
 
@@ -67,7 +68,8 @@ class CostEstimate:
 
 def model_price(model: str) -> Price | None:
     """litellm's price of `model`; free for scripted and local models; None when unknown."""
-    if model.startswith("scripted/") or model == "local" or model.startswith("local:") or model == "reference-replay":
+    config = ModelConfig(model=model)
+    if config.is_scripted or config.is_local or model == "reference-replay":
         return Price(0.0, 0.0)
     import litellm
 
