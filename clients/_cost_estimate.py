@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from occusim.environments import Catalog, Task, Usage
-from occusim.llm import ModelConfig
+from occusim.llm import ModelConfig, sum_usage
 
 from ._results import Combination, ResultRow, RunConfig
 
@@ -129,10 +129,10 @@ def estimate_cost(config: RunConfig, catalog: Catalog, work: list[Combination],
     if measured:
         estimate.measured_from = len(measured)
         for role, target in estimate.roles.items():
-            usages = [row.usage.get(role, Usage()) for row in measured]
-            target.calls = len(work) * sum(usage.calls for usage in usages) / len(usages)
-            target.prompt_tokens = len(work) * sum(usage.prompt_tokens for usage in usages) / len(usages)
-            target.completion_tokens = len(work) * sum(usage.completion_tokens for usage in usages) / len(usages)
+            total = sum_usage(row.usage.get(role, Usage()) for row in measured)
+            target.calls = len(work) * total.calls / len(measured)
+            target.prompt_tokens = len(work) * total.prompt_tokens / len(measured)
+            target.completion_tokens = len(work) * total.completion_tokens / len(measured)
         return estimate
     per_task = {task_id: episode_usage(config, catalog, catalog.task(task_id))
                 for task_id in {combo.task_id for combo in work}}
