@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from occusim.environments import Catalog, Task, Usage
+from occusim.llm import ModelConfig, sum_usage
 
 from ._results import Combination, ResultRow, RunConfig
 
@@ -67,7 +68,8 @@ class CostEstimate:
 
 def model_price(model: str) -> Price | None:
     """litellm's price of `model`; free for scripted and local models; None when unknown."""
-    if model.startswith("scripted/") or model == "local" or model.startswith("local:") or model == "reference-replay":
+    config = ModelConfig(model=model)
+    if config.is_scripted or config.is_local or model == "reference-replay":
         return Price(0.0, 0.0)
     import litellm
 
@@ -127,10 +129,10 @@ def estimate_cost(config: RunConfig, catalog: Catalog, work: list[Combination],
     if measured:
         estimate.measured_from = len(measured)
         for role, target in estimate.roles.items():
-            usages = [row.usage.get(role, Usage()) for row in measured]
-            target.calls = len(work) * sum(usage.calls for usage in usages) / len(usages)
-            target.prompt_tokens = len(work) * sum(usage.prompt_tokens for usage in usages) / len(usages)
-            target.completion_tokens = len(work) * sum(usage.completion_tokens for usage in usages) / len(usages)
+            total = sum_usage(row.usage.get(role, Usage()) for row in measured)
+            target.calls = len(work) * total.calls / len(measured)
+            target.prompt_tokens = len(work) * total.prompt_tokens / len(measured)
+            target.completion_tokens = len(work) * total.completion_tokens / len(measured)
         return estimate
     per_task = {task_id: episode_usage(config, catalog, catalog.task(task_id))
                 for task_id in {combo.task_id for combo in work}}

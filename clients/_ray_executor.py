@@ -40,7 +40,9 @@ class EpisodeActor:
     """A Ray actor running the combinations it is sent, concurrently, through one runner it opens on first use."""
 
     def __init__(self, factory: RunnerFactory, spec_json: str) -> None:
-        WorkerSpec.model_validate_json(spec_json).apply()
+        spec = WorkerSpec.model_validate_json(spec_json)
+        spec.apply()
+        self._db = spec.db
         self._factory = factory
         self._spec_json = spec_json
         self._stack = contextlib.AsyncExitStack()
@@ -50,8 +52,7 @@ class EpisodeActor:
     async def _opened(self) -> EpisodeRunner:
         async with self._opening:
             if self._runner is None:
-                spec = WorkerSpec.model_validate_json(self._spec_json)
-                _check_store_reachable(spec.db)
+                _check_store_reachable(self._db)
                 self._runner = await self._stack.enter_async_context(self._factory(self._spec_json))
         return self._runner
 

@@ -111,14 +111,16 @@ def _select_cache(
 
 async def _call_direct(route: DirectRoute, messages: list[dict], request: dict[str, Any]) -> Any:
     """The lean path: the request body litellm would send an OpenAI-compatible server, sent directly."""
-    body: dict[str, Any] = {"model": route.model, "messages": messages}
-    for name in ("temperature", "seed", "max_tokens", "tools"):
-        if request[name] is not None:
-            body[name] = request[name]
+    body: dict[str, Any] = {"model": route.model, "messages": messages, **_sent_fields(request)}
     schema = request["response_schema"]
     if schema is not None:
         body["response_format"] = _response_format(schema)
     return await post_chat(route, body, request["timeout"])
+
+
+def _sent_fields(request: dict[str, Any]) -> dict[str, Any]:
+    """The request's fields sent as they are on both paths, where set (None sends the provider's default)."""
+    return {name: request[name] for name in ("temperature", "seed", "max_tokens", "tools") if request[name] is not None}
 
 
 async def _call_once(config: ModelConfig, messages: list[dict], request: dict[str, Any]) -> Any:
@@ -131,10 +133,8 @@ async def _call_once(config: ModelConfig, messages: list[dict], request: dict[st
         "num_retries": 0,
         "max_retries": 0,
         "drop_params": True,
+        **_sent_fields(request),
     }
-    for name in ("temperature", "seed", "max_tokens", "tools"):
-        if request[name] is not None:
-            kwargs[name] = request[name]
 
     schema = request["response_schema"]
     schema_native = True
