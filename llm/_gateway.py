@@ -14,8 +14,8 @@ from ._config import ModelConfig
 from ._errors import LLMOutputError, ProviderAnswerError
 from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
-from ._local import local_cache_identity, local_endpoint
-from ._openai_http import DirectRoute, direct_route, lean_cost, post_chat
+from ._local import LOCAL_ALIAS, LocalEndpoint, local_cache_identity, local_endpoint
+from ._openai_http import DirectRoute, direct_route, lean_cost, lean_enabled, post_chat
 from ._prices import load_prices
 from ._retry import RetryPolicy, with_retries
 from ._scripted import SCRIPTED_LITELLM_MODEL, mock_tool_calls, run_responder, scripted_responder
@@ -70,10 +70,12 @@ async def complete(
         "timeout": timeout,
         "role": role,
     }
-    route = None if config.is_scripted or config.is_local else direct_route(config)
+    local = await local_endpoint(config.model) if config.is_local and lean_enabled() else None
+    route = _local_route(local) if local is not None else None if config.is_scripted else direct_route(config)
     started = time.perf_counter()
     response = await with_retries(
-        lambda: _answer_of(_call_direct(route, messages, request) if route else _call_once(config, messages, request)),
+        lambda: _answer_of(_call_direct(route, messages, request, local) if route
+                           else _call_once(config, messages, request)),
         retry or RetryPolicy.from_env(),
         config.model,
         role,
@@ -109,11 +111,22 @@ def _select_cache(
     return default_cache()
 
 
-async def _call_direct(route: DirectRoute, messages: list[dict], request: dict[str, Any]) -> Any:
-    """The lean path: the request body litellm would send an OpenAI-compatible server, sent directly."""
+def _local_route(endpoint: LocalEndpoint) -> DirectRoute:
+    """The local model's llama.cpp server, reached like any OpenAI-compatible endpoint (priced at nothing)."""
+    return DirectRoute(f"{endpoint.api_base}/chat/completions", LOCAL_ALIAS, endpoint.api_key, None)
+
+
+async def _call_direct(route: DirectRoute, messages: list[dict], request: dict[str, Any],
+                       local: LocalEndpoint | None = None) -> Any:
+    """The lean path: the request body litellm would send an OpenAI-compatible server, sent directly. For the
+    local model, the schema travels as the backend's bounded grammar (see LocalEndpoint.schema_arguments),
+    whose `extra_body` is merged into the body as litellm merges it."""
     body: dict[str, Any] = {"model": route.model, "messages": messages, **_sent_fields(request)}
     schema = request["response_schema"]
-    if schema is not None:
+    if schema is not None and local is not None:
+        arguments = local.schema_arguments(schema, request["max_tokens"])
+        body.update({**arguments.pop("extra_body", {}), **arguments})
+    elif schema is not None:
         body["response_format"] = _response_format(schema)
     return await post_chat(route, body, request["timeout"])
 

@@ -44,7 +44,7 @@ class DirectRoute:
 
 def direct_route(config: ModelConfig) -> DirectRoute | None:
     """The lean route for `config`, or None when litellm must serve it."""
-    if os.environ.get(SWITCH, "").strip().lower() in ("0", "false", "no", "off"):
+    if not lean_enabled():
         return None
     for prefix, (base_names, key_names) in _PROVIDERS.items():
         if not config.model.startswith(prefix):
@@ -58,6 +58,11 @@ def direct_route(config: ModelConfig) -> DirectRoute | None:
         return DirectRoute(base.rstrip("/") + "/chat/completions", name, config.api_key or _first_set(key_names),
                            priced_as)
     return None
+
+
+def lean_enabled() -> bool:
+    """Whether OpenAI-compatible endpoints (and the local model's server) are reached without litellm."""
+    return os.environ.get(SWITCH, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _first_set(names: tuple[str, ...]) -> str | None:

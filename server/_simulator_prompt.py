@@ -14,18 +14,20 @@ MAX_PATCH_OPERATIONS = 64
 _PATH_SCHEMA: dict[str, Any] = {"type": "string", "maxLength": MAX_PATH_LENGTH}
 
 
-def patch_operation_schema(path: dict[str, Any] | None = None) -> dict[str, Any]:
+def patch_operation_schema(path: dict[str, Any] | None = None, source: dict[str, Any] | None = None) -> dict[str, Any]:
     """One RFC 6902 operation, one shape per kind of operation: `add`, `replace` and `test` carry a value,
     `move` and `copy` a `from`, `remove` neither. A constrained decoder then cannot write a move without
-    its source or a replace without its value, which weak models otherwise do."""
+    its source or a replace without its value, which weak models otherwise do. `path` and `source` narrow
+    the operation's path and its `from` (any bounded string when None)."""
     path = path or _PATH_SCHEMA
+    source = source or _PATH_SCHEMA
 
     def shape(ops: list[str], extra: dict[str, Any]) -> dict[str, Any]:
         return {"type": "object", "properties": {"op": {"enum": ops}, "path": path, **extra},
                 "required": ["op", "path", *extra], "additionalProperties": False}
 
     return {"anyOf": [shape(["add", "replace", "test"], {"value": {}}), shape(["remove"], {}),
-                      shape(["move", "copy"], {"from": _PATH_SCHEMA})]}
+                      shape(["move", "copy"], {"from": source})]}
 
 
 PATCH_OPERATION_SCHEMA: dict[str, Any] = patch_operation_schema()
@@ -199,22 +201,34 @@ def _closed(schema: Any) -> Any:
 
 
 def tracked_response_schema(tool: Tool, state_fields: Iterable[str] = ()) -> dict[str, Any]:
-    """The tracked answer's schema. Patch paths are bounded and, given the state's top-level fields, must
-    start with one of them, so a constrained decoder cannot wander off into paths that do not exist."""
-    operation = PATCH_OPERATION_SCHEMA
-    fields = sorted({str(f) for f in state_fields})
-    if fields:
-        alternatives = "|".join(re.escape(f.replace("~", "~0").replace("/", "~1")) for f in fields)
-        operation = patch_operation_schema(
-            {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": f"^/({alternatives})(/.*)?$"})
+    """The tracked answer's schema, which states the tool's write contract so that a constrained decoder
+    cannot break it: a read-only tool's patch is empty, and a patch path starts with one of the tool's
+    `writes` (else with one of the state's top-level fields). Patch paths are bounded in length."""
+    patch: dict[str, Any] = {"type": "array", "maxItems": 0}
+    if not tool.read_only:
+        sources = _pointer_pattern([f"/{_escape_token(str(f))}" for f in sorted({str(f) for f in state_fields})])
+        targets = _pointer_pattern(tool.writes) if tool.writes is not None else sources
+        operation = patch_operation_schema(targets, sources)
+        patch = {"type": "array", "items": operation, "maxItems": MAX_PATCH_OPERATIONS}
     return {
         "type": "object",
-        "properties": {
-            "observation": observation_schema(tool),
-            "state_patch": {"type": "array", "items": operation, "maxItems": MAX_PATCH_OPERATIONS},
-        },
+        "properties": {"observation": observation_schema(tool), "state_patch": patch},
         "required": ["observation", "state_patch"],
     }
+
+
+def _escape_token(name: str) -> str:
+    """A top-level field name as a JSON Pointer token (RFC 6901)."""
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _pointer_pattern(prefixes: Sequence[str]) -> dict[str, Any] | None:
+    """A path schema admitting `prefixes` (JSON Pointers) and anything below them; None admits any path."""
+    roots = sorted({prefix.rstrip("/") for prefix in prefixes})
+    if not roots or "" in roots:
+        return None
+    alternatives = "|".join(re.escape(root) for root in roots)
+    return {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": f"^({alternatives})(/.*)?$"}
 
 
 def repair_message(problems: Sequence[str], *, tracked: bool) -> str:

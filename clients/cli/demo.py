@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -94,6 +95,26 @@ def _patch_line(operation: dict[str, Any]) -> str:
 
 async def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OCCUSIM_LOCAL_CONTEXT", LOCAL_CONTEXT)
+    loading = await _load_local_model(args)
+    try:
+        return await _run(args)
+    finally:
+        if loading is not None:
+            await asyncio.gather(loading, return_exceptions=True)  # a failed start is reported by the first call
+
+
+async def _load_local_model(args: argparse.Namespace) -> asyncio.Task[Any] | None:
+    """Start loading the local model (about 1.5 s) in a thread, while the catalog loads and the store opens."""
+    if LOCAL not in (_model("world_model", args.world_model), _model("judge", args.judge_model)):
+        return None
+    from occusim.llm import start_local_model
+
+    loading = asyncio.ensure_future(start_local_model())
+    await asyncio.sleep(0)  # let the task hand the load to its thread before this one goes on
+    return loading
+
+
+async def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from occusim.environments import FaultSettings, ScenarioErrors, UnknownTaskError

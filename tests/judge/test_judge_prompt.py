@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import unicodedata
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from occusim.environments import Exemplar, InjectedFault, StepRecord
+from occusim.environments import Exemplar, InjectedFault, StepRecord, apply_json_patch
 from occusim.judge import judge
 from occusim.judge._prompt import fence
 from occusim.testing import ScriptedJudge, passes
@@ -65,8 +67,8 @@ async def test_faults_are_marked_with_the_true_observation_beside(task, record) 
     assert blocks["step-1-fault"] == "http_500" and "never reached the simulator" in step1
     step3 = user[user.index("### Step 3") :]
     assert "INJECTED FAULT (implicit)" in step3 and blocks["step-3-fault"] == "truncate_list - items cut to 1"
-    assert '"sku": "B"' in blocks["step-3-true-observation"]
-    assert '"sku": "B"' not in blocks["step-3-observation"]
+    assert '"sku":"B"' in blocks["step-3-true-observation"]
+    assert '"sku":"B"' not in blocks["step-3-observation"]
     assert "INJECTED FAULT" not in user[user.index("### Step 0") : user.index("### Step 1")]
     assert blocks["step-0-tool"] == "lookup_shipment" and blocks["step-3-tool"] == "release_shipment"
 
@@ -132,14 +134,48 @@ async def test_history_mode_tells_the_judge_the_state_is_not_tracked(task, recor
     record.mode = "history"
     record.state = dict(record.initial_state)  # history mode never changes it
     system, user = await judge_prompt(task, record)
-    assert "final state (when the simulator tracked one)" in system
+    assert "final state (when the simulator tracked one" in system
     final = user[user.index("## Final state") : user.index("## Final answer")]
     assert "Not tracked." in final and "do not read the absence of a final state as evidence" in final
     assert "final-state" not in fenced_blocks(user) and "initial-state" in fenced_blocks(user)
 
     record.mode = "tracked"
     _, user = await judge_prompt(task, record)
-    assert "Not tracked." not in user and "final-state" in fenced_blocks(user)
+    assert "Not tracked." not in user and "Identical to the initial state" in user
+
+
+async def test_the_final_state_is_shown_as_its_changes_from_the_initial_state(task, record) -> None:
+    _, user = await judge_prompt(task, record)
+    final = user[user.index("## Final state") : user.index("## Final answer")]
+    changes = json.loads(fenced_blocks(user)["final-state"])
+    assert changes == [{"op": "replace", "path": "/shipments/SH-1/status", "value": "released"}]
+    assert apply_json_patch(record.initial_state, changes) == record.state
+    assert "6250" not in final  # what did not change is read from the initial state, not repeated
+
+    record.state = json.loads(json.dumps(record.initial_state))
+    _, user = await judge_prompt(task, record)
+    final = user[user.index("## Final state") : user.index("## Final answer")]
+    assert "Identical to the initial state" in final and "final-state" not in fenced_blocks(user)
+
+
+@given(before=st.dictionaries(st.text(max_size=4), st.recursive(st.none() | st.integers() | st.text(max_size=6),
+                              lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                           max_size=3), max_leaves=8),
+                              max_size=4),
+       after=st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=6) | st.lists(st.integers(),
+                                                                                             max_size=3), max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_the_shown_changes_always_rebuild_the_final_state(before, after) -> None:
+    from occusim.environments import EpisodeRecord
+    from occusim.judge._prompt import render_final_state
+
+    record = EpisodeRecord.model_construct(mode="tracked", initial_state=before, state=after)
+    shown = render_final_state(record)
+    if before == after:
+        assert shown.startswith("Identical")
+        return
+    changes = json.loads(html.unescape(fenced_blocks(shown)["final-state"]))
+    assert apply_json_patch(before, changes) == after
 
 
 async def test_history_mode_leaves_state_items_undecided(task, record) -> None:

@@ -199,3 +199,29 @@ def test_the_lean_path_imports_neither_litellm_nor_the_openai_sdk():
 
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout) == ["pong", False, False]
+
+
+@pytest.mark.parametrize("llguidance", [True, False], ids=["llguidance grammar", "response_format"])
+async def test_the_local_model_is_reached_on_the_lean_path_as_through_litellm(monkeypatch, llguidance):
+    """The local backend's server is an OpenAI-compatible endpoint: both paths send it the same body (the
+    bounded grammar or schema and the token cap that fits it) and return the same Completion."""
+    from pathlib import Path
+
+    import occusim.llm._gateway as gateway
+    from occusim.llm._local import LocalEndpoint
+
+    with ProviderStub(lambda _n, _body, _key: Reply(answer('{"ok": true}'))).running() as stub:
+        endpoint = LocalEndpoint(model_path=Path("model.gguf"), api_base=stub.url, llguidance=llguidance)
+
+        async def started(_model: str) -> LocalEndpoint:
+            return endpoint
+
+        monkeypatch.setattr(gateway, "local_endpoint", started)
+        lean, through_litellm = await both_paths(monkeypatch, stub, "local", response_schema=SCHEMA, seed=3)
+
+    assert same(lean) == same(through_litellm)
+    assert lean.usage.cost_usd == 0.0 and lean.text == '{"ok": true}'
+    sent_lean, sent_litellm = stub.requests
+    assert sent_lean == sent_litellm
+    assert sent_lean["model"] == "occusim-local" and sent_lean["max_tokens"] >= 192
+    assert ("grammar" in sent_lean) is llguidance and ("response_format" in sent_lean) is not llguidance

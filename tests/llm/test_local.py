@@ -1,4 +1,5 @@
-"""The offline backend: a real llama.cpp server on loopback, reached through complete()."""
+"""The offline backend: a real llama.cpp server on loopback, reached through complete() on both paths: the lean
+aiohttp one (the default) and litellm's OpenAI-compatible provider (OCCUSIM_LEAN_HTTP=0)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ PATIENT_SCHEMA = {
 
 
 @pytest.mark.local_model
-async def test_local_model_returns_schema_constrained_json(local_model):
+@pytest.mark.parametrize("lean", ["1", "0"], ids=["lean path", "through litellm"])
+async def test_local_model_returns_schema_constrained_json(local_model, monkeypatch, lean):
+    monkeypatch.setenv("OCCUSIM_LEAN_HTTP", lean)
     messages = [
         {"role": "system", "content": "You are a triage nurse's records system. Reply in JSON."},
         {"role": "user", "content": "Register the patient Ana Ruiz with priority 2."},

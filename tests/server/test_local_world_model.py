@@ -1,4 +1,5 @@
-"""Three steps of a task simulated by the real local model (llama.cpp through litellm), not a script."""
+"""Three steps of a task simulated by the real local model (llama.cpp, on the gateway's lean path and through
+litellm), not a script."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def uncached():
 
 
 @pytest.mark.local_model
-async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, local_model):
+@pytest.mark.parametrize("lean", ["1", "0"], ids=["lean path", "through litellm"])
+async def test_the_local_model_simulates_three_steps(sqlite_store, uncached, local_model, monkeypatch, lean):
+    monkeypatch.setenv("OCCUSIM_LEAN_HTTP", lean)
     catalog = Catalog()
     assert not catalog.add(Scenario.model_validate(BED_BOARD), "test")
     # A loaded CI machine reads a prompt slowly: give each call time enough that it is answered, not timed out.

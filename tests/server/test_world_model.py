@@ -56,7 +56,7 @@ async def test_tracked_prompt_carries_rules_tools_state_and_only_recent_calls(sq
     operation = schema["properties"]["state_patch"]["items"]
     shapes = {tuple(shape["properties"]["op"]["enum"]): shape for shape in operation["anyOf"]}
     assert {op for ops in shapes for op in ops} == {"add", "replace", "test", "remove", "move", "copy"}
-    assert all(shape["properties"]["path"]["pattern"] == "^/(log|patients)(/.*)?$" for shape in shapes.values())
+    assert all(shape["properties"]["path"]["pattern"] == "^(/log|/patients)(/.*)?$" for shape in shapes.values())
     assert all(shape["additionalProperties"] is False for shape in shapes.values())
     assert "value" in shapes[("add", "replace", "test")]["required"] and "from" in shapes[("move", "copy")]["required"]
     assert schema["properties"]["observation"]["anyOf"][0]["additionalProperties"] is False
@@ -256,6 +256,34 @@ def test_generation_schema_closes_nested_objects_but_keeps_declared_fields():
     for invented in ({"unit": {"id": "M41", "date_of_issue": "x"}}, {"crews": [{"name": "A", "extra": 1}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(invented, schema)
+
+
+@pytest.mark.parametrize(("read_only", "writes", "answer", "admitted"), [
+    (True, None, [], True),
+    (True, None, [{"op": "remove", "path": "/log/0"}], False),
+    (False, ["/units"], [{"op": "replace", "path": "/units/M41/status", "value": "dispatched"}], True),
+    (False, ["/units"], [{"op": "add", "path": "/log/-", "value": "x"}], False),
+    (False, ["/units"], [{"op": "add", "path": "/unitsX", "value": 1}], False),
+    (False, ["/units"], [{"op": "copy", "from": "/log/0", "path": "/units/M9"}], True),
+    (None, None, [{"op": "add", "path": "/log/-", "value": "x"}], True),
+    (None, None, [{"op": "add", "path": "/elsewhere", "value": 1}], False),
+])
+def test_the_answer_schema_states_the_tools_write_contract(read_only, writes, answer, admitted):
+    """A constrained decoder cannot write from a read-only tool, nor outside a tool's `writes`, nor outside
+    the state's fields when the tool declares none."""
+    import jsonschema
+
+    from occusim.environments import Tool
+    from occusim.server._simulator_prompt import tracked_response_schema
+
+    tool = Tool(name="t", description="A tool.", input_schema={"type": "object"}, read_only=read_only, writes=writes)
+    schema = tracked_response_schema(tool, ["log", "units"])
+    reply = {"observation": {"ok": True}, "state_patch": answer}
+    if admitted:
+        jsonschema.validate(reply, schema)
+    else:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(reply, schema)
 
 
 def _prompt_text(request) -> str:
