@@ -1,6 +1,8 @@
 """`--workers N`: the combinations spread over N worker processes on this machine, sharing one store.
 
-The driver hands each worker at most its share of `--concurrency` combinations at a time and hands it
+Workers are forked from a server process that imported occusim once (multiprocessing's forkserver, where
+the platform has one; spawned afresh elsewhere), so N workers do not pay N start-ups; `start_worker_server`
+launches that server at once, and it imports while the driver does. The driver hands each worker at most its share of `--concurrency` combinations at a time and hands it
 another as each row comes back, so it always knows what a worker holds: a worker that dies has its
 combinations handed out again (see `WorkPlan.lost`) and is replaced. Workers never touch results.jsonl.
 """
@@ -28,6 +30,37 @@ log = logging.getLogger("occusim.clients")
 _POLL = 0.5
 # Fresh processes started in place of dead ones, over the whole run, before the run gives up.
 _MAX_REPLACEMENTS = 8
+# What a worker imports, loaded once in the fork server instead of in every worker.
+WORKER_MODULES = ["occusim.clients._batch", "occusim.clients._occubench_agent", "occusim.clients._agent",
+                  "aiohttp", "aiosqlite", "jsonschema"]
+
+
+def worker_context() -> multiprocessing.context.SpawnContext | multiprocessing.context.ForkServerContext:
+    """The fork server context with the worker modules preloaded, or spawn where there is no fork server."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_MODULES)
+    return context
+
+
+def start_worker_server() -> None:
+    """Launch the fork server now (it returns at once and imports in the background), so that its imports
+    overlap the driver's own; the first worker started otherwise launches it."""
+    if worker_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+def stop_worker_server() -> None:
+    """Stop the fork server and wait for it, so that its CPU time and its workers' counts as this process's
+    own children's (what `time` and wait4 report) and no server outlives the run."""
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # CPython's own (used by its tests); absent: it exits with us
+    if stop is not None:
+        stop()
 
 
 def shares(total: int, parts: int) -> list[int]:
@@ -47,14 +80,14 @@ class _Worker:
 
 
 class ProcessExecutor:
-    """Runs a plan over `workers` spawned processes, each an asyncio loop running its share of `concurrency`."""
+    """Runs a plan over `workers` processes, each an asyncio loop running its share of `concurrency`."""
 
     def __init__(self, factory: RunnerFactory, spec: WorkerSpec, *, workers: int, concurrency: int) -> None:
         self.factory = factory
         self.spec_json = spec.model_dump_json()
         self.workers = workers
         self.concurrency = concurrency
-        self._context = multiprocessing.get_context("spawn")
+        self._context = worker_context()
         self._outbox: Any = None
         self._replacements = 0
 
@@ -74,6 +107,8 @@ class ProcessExecutor:
                 self._fill(workers, plan)
         finally:
             await asyncio.to_thread(self._stop, workers)
+            if self._context.get_start_method() == "forkserver":
+                stop_worker_server()
 
     def _start(self, worker: _Worker) -> None:
         worker.inbox = self._context.Queue()
@@ -143,7 +178,8 @@ def _receive(outbox: Any) -> str | None:
 def _worker_main(factory: RunnerFactory, spec_json: str, index: int, inbox: Any, outbox: Any) -> None:
     """A worker process: run every combination the driver sends, at once, until it sends None."""
     _exit_with_parent()
-    WorkerSpec.model_validate_json(spec_json).apply()
+    # Forked from a server started earlier: the driver's variables replace the server's, removed ones too.
+    WorkerSpec.model_validate_json(spec_json).apply(exact=True)
     asyncio.run(_serve(factory, spec_json, index, inbox, outbox))
 
 

@@ -23,7 +23,6 @@ from occusim.server import (
     ServiceSettings,
     Store,
     build_mcp_server,
-    create_app,
 )
 
 from ._mcp_connect import connect, stdio_command
@@ -132,6 +131,8 @@ class HttpTransport:
     async def start(self) -> HttpTransport:
         import httpx
         import uvicorn
+
+        from occusim.server import create_app  # the hosted app, loaded only for this transport
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))

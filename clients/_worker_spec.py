@@ -30,8 +30,12 @@ class WorkerSpec(BaseModel):
         default_factory=dict, description="Model and provider variables set in the worker before anything runs."
     )
 
-    def apply(self) -> None:
-        """Set the forwarded variables and register the scripted models OCCUSIM_SCRIPTED_MODELS names."""
+    def apply(self, *, exact: bool = False) -> None:
+        """Set the forwarded variables and register the scripted models OCCUSIM_SCRIPTED_MODELS names.
+        `exact` also removes the forwarded kinds of variable that the driver does not have."""
+        if exact:
+            for name in [name for name in os.environ if _forwarded(name) and name not in self.environment]:
+                del os.environ[name]
         os.environ.update(self.environment)
         for name in (part.strip() for part in os.environ.get("OCCUSIM_SCRIPTED_MODELS", "").split(",")):
             if name:
@@ -41,8 +45,11 @@ class WorkerSpec(BaseModel):
 def forwarded_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables of `environ` (default os.environ) that workers on other machines need."""
     environ = os.environ if environ is None else environ
-    return {name: value for name, value in environ.items()
-            if name.startswith(_FORWARDED_PREFIXES) or name.endswith(_FORWARDED_SUFFIXES)}
+    return {name: value for name, value in environ.items() if _forwarded(name)}
+
+
+def _forwarded(name: str) -> bool:
+    return name.startswith(_FORWARDED_PREFIXES) or name.endswith(_FORWARDED_SUFFIXES)
 
 
 class WorkerReport(BaseModel):

@@ -6,6 +6,7 @@ and only rows that cannot be interpreted are reported, each naming its file and 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -423,11 +424,22 @@ def _input_schema(raw: Any) -> tuple[dict[str, Any], str | None]:
         return {
             "type": "object"
         }, f"describes {schema.get('type')!r} arguments, not an object of named arguments"
+    problem = _schema_problem(json.dumps(schema, sort_keys=True))
+    if problem is not None:
+        return {"type": "object"}, f"was not valid JSON Schema ({problem})"
+    return schema, None
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(canonical: str) -> str | None:
+    """Why the schema (canonical JSON) is not valid JSON Schema, or None. Checked once per distinct schema: a
+    release's tasks often share their tools, and checking against the metaschema is the costly part of loading."""
+    schema = json.loads(canonical)
     try:
         validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except SchemaError as error:
-        return {"type": "object"}, f"was not valid JSON Schema ({error.message})"
-    return schema, None
+        return str(error.message)
+    return None
 
 
 def _repair_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,63 +1,9 @@
-"""Rubric scoring, the LLM judge and the judging service."""
+"""Rubric scoring, the LLM judge and the judging service.
 
-from ._agreement import Agreement, agreement, cohens_kappa
-from ._calibration import disagreement_exemplars, episode_excerpt, without_exemplars
-from ._errors import JudgeError, JudgeModelError
-from ._json_values import json_equal
-from ._judge import MAX_VOTES, judge
-from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
-from ._occubench_verifier import (
-    occubench_action,
-    trajectory_from_messages,
-    trajectory_from_record,
-    verify_occubench,
-)
-from ._prompt import PROMPT_VERSION
-from ._scoring import check_item, score_items
-from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
-from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
-from ._state_check import check_state
-from ._tool_call_check import check_tool_call, counts_as_call
-from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
-from ._voting import vote_seed
+The public names are listed in `__init__.pyi` and load on first use, so that a command that needs a few of
+them does not import the rest.
+"""
 
-__all__ = [
-    "JUDGE_PATH",
-    "MAX_REASKS",
-    "MAX_VOTES",
-    "PROMPT_VERSION",
-    "Agreement",
-    "CheckVerdict",
-    "ItemVerdict",
-    "JudgeError",
-    "JudgeModelError",
-    "JudgeRequest",
-    "JudgeSettings",
-    "LabelComparison",
-    "LabeledEpisode",
-    "NoUsableVote",
-    "Verdict",
-    "Vote",
-    "agreement",
-    "agreement_by_group",
-    "check_item",
-    "check_state",
-    "check_tool_call",
-    "cohens_kappa",
-    "compare_labels",
-    "disagreement_exemplars",
-    "episode_excerpt",
-    "counts_as_call",
-    "judge",
-    "judge_app",
-    "judge_router",
-    "json_equal",
-    "occubench_action",
-    "read_labels",
-    "score_items",
-    "trajectory_from_messages",
-    "trajectory_from_record",
-    "verify_occubench",
-    "without_exemplars",
-    "vote_seed",
-]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,22 +1,10 @@
 """The REST layer both HTTP services share: one error body, its handlers, the body size and JSON limits, app
-assembly."""
+assembly.
 
-from ._app import BODY_ERRORS, error_responses, rest_app
-from ._body_limit import BodyLimit
-from ._errors import ApiError, ErrorBody, FieldError, unauthorized
-from ._handlers import error_response
-from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
+The public names are listed in `__init__.pyi` and load on first use, so that a client that needs only the
+wire shapes does not import the web framework.
+"""
 
-__all__ = [
-    "BODY_ERRORS",
-    "ApiError",
-    "BodyLimit",
-    "ErrorBody",
-    "FieldError",
-    "JsonBodyRoute",
-    "MAX_BODY_DEPTH",
-    "error_response",
-    "error_responses",
-    "rest_app",
-    "unauthorized",
-]
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

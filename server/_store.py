@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import event, func, insert, select, text, update
+from sqlalchemy import bindparam, event, func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -41,6 +41,16 @@ DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
 DEFAULT_POOL_SIZE = 10
 DEFAULT_MAX_OVERFLOW = 20
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+# The statements every step runs, built once: building a statement and its cache key each time cost more CPU
+# than running it (SQLAlchemy compiles each one once and then reuses it, keyed by its shape).
+_ADVANCE = (
+    update(episodes)
+    .where(episodes.c.id == bindparam("episode"), episodes.c.status == "open",
+           episodes.c.step_count == bindparam("index"))
+    .values(state=bindparam("state"), step_count=bindparam("next"), updated_at=bindparam("now"))
+)
+_INSERT_STEP = insert(steps)
 
 
 def normalize_url(url: str | os.PathLike[str]) -> str:
@@ -225,20 +235,14 @@ class Store:
         now = step.created_at or utcnow()
         try:
             async with self._write() as conn:
-                advanced = await conn.execute(
-                    update(episodes)
-                    .where(episodes.c.id == episode_id, episodes.c.status == "open",
-                           episodes.c.step_count == step.index)
-                    .values(state=dict(state), step_count=step.index + 1, updated_at=now)
-                )
+                advanced = await conn.execute(_ADVANCE, {"episode": episode_id, "index": step.index,
+                                                         "state": dict(state), "next": step.index + 1, "now": now})
                 if advanced.rowcount != 1:
                     status = await _status(conn, episode_id)
                     if status != "open":
                         raise EpisodeClosedError(episode_id, status)
                     raise StepConflictError(episode_id, step.index)
-                await conn.execute(
-                    insert(steps).values(STEPS.to_row(step) | {"episode_id": episode_id, "created_at": now})
-                )
+                await conn.execute(_INSERT_STEP, STEPS.to_row(step) | {"episode_id": episode_id, "created_at": now})
         except IntegrityError:
             raise StepConflictError(episode_id, step.index) from None
 

@@ -1,46 +1,61 @@
 """The store's schema revision: Alembic migrations that `Store.init()` applies, and stores newer than the code
-refused with a message that names both revisions."""
+refused with a message that names both revisions.
+
+Alembic is imported only to migrate an existing store. A store at this release's revision is recognised, and a
+new store created, from the tables themselves (`_tables.metadata`, which the migrations build too: the store
+tests compare the two), so a run that opens a current or new store does not pay Alembic's import.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Column, Connection, MetaData, PrimaryKeyConstraint, String, Table, inspect, select
 
 from ._errors import StoreVersionError
+from ._tables import metadata
+
+if TYPE_CHECKING:
+    from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).with_name("_migrations")
 VERSION_TABLE = "occusim_version"
 # occusim 0.1.0 created these tables without a version table; that layout is revision 0001.
 RELEASE_0_1_0_REVISION = "0001"
 RELEASE_0_1_0_TABLES = frozenset({"episodes", "steps", "judgments"})
+# Each migration file is named after its revision id: versions/0004_step_audit_flags.py is revision 0004.
+_REVISION_FILE = re.compile(r"^(\d{4})_\w+\.py$")
+
+# The version table as Alembic creates it (`version_table=VERSION_TABLE`), for stores created without Alembic.
+_VERSIONS = Table(VERSION_TABLE, MetaData(), Column("version_num", String(32), nullable=False),
+                  PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"))
 
 
 @functools.cache
-def _scripts() -> ScriptDirectory:
-    return ScriptDirectory(str(MIGRATIONS))
+def known_revisions() -> tuple[str, ...]:
+    """Every revision this release knows, oldest first, read from the migration files' names."""
+    found = sorted(match.group(1) for path in (MIGRATIONS / "versions").iterdir()
+                   if (match := _REVISION_FILE.match(path.name)))
+    if not found:
+        raise RuntimeError(f"no migrations in {MIGRATIONS / 'versions'}")
+    return tuple(found)
 
 
 def head_revision() -> str:
     """The newest revision this release knows."""
-    head = _scripts().get_current_head()
-    if head is None:
-        raise RuntimeError(f"no migrations in {MIGRATIONS}")
-    return head
+    return known_revisions()[-1]
 
 
 def stored_revisions(connection: Connection, schema: str | None) -> tuple[str, ...]:
     """The revisions recorded in the store (none for a new store or one written by 0.1.0)."""
-    context = MigrationContext.configure(
-        connection, opts={"version_table": VERSION_TABLE, "version_table_schema": schema}
-    )
-    return context.get_current_heads()
+    if not inspect(connection).has_table(VERSION_TABLE, schema=schema):
+        return ()
+    versions = _version_table(schema)
+    return tuple(sorted(connection.execute(select(versions.c.version_num)).scalars()))
 
 
 def is_current(connection: Connection, schema: str | None, where: str) -> bool:
@@ -51,7 +66,8 @@ def is_current(connection: Connection, schema: str | None, where: str) -> bool:
 
 
 def upgrade(connection: Connection, schema: str | None, where: str) -> None:
-    """Bring the store to this release's revision: a new store from nothing, a 0.1.0 store from its tables.
+    """Bring the store to this release's revision: a new store from the tables, a 0.1.0 store from its tables,
+    any other by its migrations.
 
     Runs inside the caller's transaction, which holds the store's migration lock.
     """
@@ -59,17 +75,35 @@ def upgrade(connection: Connection, schema: str | None, where: str) -> None:
     _refuse_unknown(stored, where)
     if stored == (head_revision(),):
         return
+    present = set(inspect(connection).get_table_names(schema=schema))
+    if not stored and not present & set(metadata.tables):
+        _create(connection, schema)
+        return
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes.update(connection=connection, schema=schema)
-    if not stored and _written_by_release_0_1_0(connection, schema, where):
+    if not stored and _written_by_release_0_1_0(present, where):
         command.stamp(config, RELEASE_0_1_0_REVISION)
     command.upgrade(config, "head")
 
 
+def _create(connection: Connection, schema: str | None) -> None:
+    """A new store: the tables as this release defines them, recorded at the head revision."""
+    metadata.create_all(connection)
+    versions = _version_table(schema)
+    versions.create(connection)
+    connection.execute(versions.insert().values(version_num=head_revision()))
+
+
+def _version_table(schema: str | None) -> Table:
+    return _VERSIONS if schema is None else _VERSIONS.to_metadata(MetaData(), schema=schema)
+
+
 def _refuse_unknown(stored: tuple[str, ...], where: str) -> None:
-    known = {script.revision for script in _scripts().walk_revisions()}
-    unknown = [revision for revision in stored if revision not in known]
+    unknown = [revision for revision in stored if revision not in known_revisions()]
     if unknown:
         raise StoreVersionError(
             f"{where} is at store revision {', '.join(unknown)}, which occusim {_release()} does not know "
@@ -78,15 +112,22 @@ def _refuse_unknown(stored: tuple[str, ...], where: str) -> None:
         )
 
 
-def _written_by_release_0_1_0(connection: Connection, schema: str | None, where: str) -> bool:
-    present = RELEASE_0_1_0_TABLES & set(inspect(connection).get_table_names(schema=schema))
-    if present and present != RELEASE_0_1_0_TABLES:
+def _written_by_release_0_1_0(present: set[str], where: str) -> bool:
+    found = RELEASE_0_1_0_TABLES & present
+    if found and found != RELEASE_0_1_0_TABLES:
         raise StoreVersionError(
-            f"{where} has the tables {', '.join(sorted(present))} but not "
-            f"{', '.join(sorted(RELEASE_0_1_0_TABLES - present))}, and no {VERSION_TABLE} table: it is not "
+            f"{where} has the tables {', '.join(sorted(found))} but not "
+            f"{', '.join(sorted(RELEASE_0_1_0_TABLES - found))}, and no {VERSION_TABLE} table: it is not "
             "a store occusim wrote. Use another database (or schema), or restore the missing tables."
         )
-    return bool(present)
+    return bool(found)
+
+
+def migration_scripts() -> ScriptDirectory:
+    """Alembic's view of the migrations (for tools and tests; imports Alembic)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS))
 
 
 def _release() -> str:

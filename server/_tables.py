@@ -6,7 +6,7 @@ change itself is a migration in `_migrations/versions` (a test fails until there
 
 from __future__ import annotations
 
-from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, MetaData, String, UniqueConstraint
 
 from occusim.environments import EpisodeRecord, StepRecord
 
@@ -49,6 +49,10 @@ STEPS = RecordTable(
         "tool": Column("tool", String(200), nullable=False),
         "state_hash": Column("state_hash", String(64), nullable=False),
         "created_at": Column("created_at", UTCDateTime(), nullable=False),
+        # Columns added to existing stores carry the server default that filled their old rows (migrations
+        # 0003 and 0004), so that a new store is built exactly alike.
+        "prompt_tokens_reused": Column("prompt_tokens_reused", Integer, nullable=False, server_default="0"),
+        "flags": Column("flags", JSON(none_as_null=True), nullable=False, server_default="[]"),
     },
     flatten={"usage"},
 )

@@ -27,7 +27,7 @@ from occusim.server import (
     StoreVersionError,
 )
 from occusim.server._store import normalize_url, utcnow
-from occusim.server._store_schema import head_revision
+from occusim.server._store_schema import MIGRATIONS, head_revision, known_revisions, migration_scripts
 from occusim.server._tables import metadata
 from occusim.testing import CHEST_PAIN, POSTGRES_URL, TriageModel, triage_catalog
 
@@ -341,6 +341,94 @@ async def test_migrations_build_exactly_the_tables_the_code_declares(database):
                 await connection.execute(f'DROP SCHEMA IF EXISTS "{fresh.schema}" CASCADE')
             finally:
                 await connection.close()
+
+
+def test_the_revisions_read_from_file_names_are_alembics():
+    scripts = migration_scripts()
+    assert set(known_revisions()) == {script.revision for script in scripts.walk_revisions()}
+    assert head_revision() == scripts.get_current_head()
+
+
+async def migrated_from_nothing(database: Database) -> Store:
+    """A store built by running every migration from an empty database, as a new store was before."""
+    from alembic import command
+    from alembic.config import Config
+
+    store = database.store()
+
+    def migrate(connection: sa.Connection) -> None:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes.update(connection=connection, schema=store.schema)
+        command.upgrade(config, "head")
+
+    async with store._migrating() as conn:
+        await conn.run_sync(migrate)
+    return store
+
+
+def reflected(connection: sa.Connection, schema: str | None) -> dict[str, object]:
+    """Everything the database says about each table, the version table included."""
+    inspector = sa.inspect(connection)
+    tables = {}
+    for name in sorted(inspector.get_table_names(schema=schema)):
+        # By name: a column a migration added comes last in a migrated table, in its place in a created one.
+        # A sequence's default names its schema, which differs between the two stores compared.
+        columns = sorted((c["name"], str(c["type"]), c["nullable"], str(c.get("default")).replace(f"{schema}.", ""))
+                         for c in inspector.get_columns(name, schema=schema))
+        keys = inspector.get_pk_constraint(name, schema=schema)["constrained_columns"]
+        foreign = sorted((tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]),
+                          tuple(sorted((f.get("options") or {}).items())))
+                         for f in inspector.get_foreign_keys(name, schema=schema))
+        indexes = sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                         for i in inspector.get_indexes(name, schema=schema))
+        uniques = sorted((u["name"], tuple(u["column_names"])) for u in
+                         inspector.get_unique_constraints(name, schema=schema))
+        tables[name] = (columns, keys, foreign, indexes, uniques)
+    return tables
+
+
+async def test_a_new_store_is_created_as_its_migrations_would_build_it(database, tmp_path):
+    """New stores are created from the tables, without Alembic; they must be the store the migrations build."""
+    old = await migrated_from_nothing(database)
+    new = (Database(str(tmp_path / "created.db"), None) if database.schema is None
+           else Database(database.url, database.schema + "_new"))
+    try:
+        async with new.store() as created:
+            async with created._engine.connect() as conn:
+                built = await conn.run_sync(reflected, created.schema)
+            assert await stored_revisions(created) == [head_revision()]
+            await created.create_episode(episode())
+        async with old._engine.connect() as conn:
+            migrated = await conn.run_sync(reflected, old.schema)
+        assert built == migrated and "occusim_version" in built
+    finally:
+        await old.close()
+        if new.schema is not None:
+            connection = await asyncpg.connect(PG_DSN)
+            try:
+                await connection.execute(f'DROP SCHEMA IF EXISTS "{new.schema}" CASCADE')
+            finally:
+                await connection.close()
+
+
+def test_opening_a_new_or_current_store_does_not_import_alembic(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio, sys\n"
+        "from occusim.server import Store\n"
+        "async def main():\n"
+        f"    for _ in range(2):\n"
+        f"        async with Store({str(tmp_path / 'new.db')!r}) as store:\n"
+        "            await store.count_episodes()\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules, 'mako' in sys.modules)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["False", "False"]
 
 
 async def schema_differences(store: Store) -> list[object]:

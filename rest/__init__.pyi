@@ -1,0 +1,21 @@
+# The public names of occusim.rest. `__init__.py` loads them lazily from this list, so that importing one name
+# loads only the modules it needs, while type checkers see the real types.
+from ._app import BODY_ERRORS, error_responses, rest_app
+from ._body_limit import BodyLimit
+from ._errors import ApiError, ErrorBody, FieldError, unauthorized
+from ._handlers import error_response
+from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
+
+__all__ = [
+    "BODY_ERRORS",
+    "ApiError",
+    "BodyLimit",
+    "ErrorBody",
+    "FieldError",
+    "JsonBodyRoute",
+    "MAX_BODY_DEPTH",
+    "error_response",
+    "error_responses",
+    "rest_app",
+    "unauthorized",
+]
