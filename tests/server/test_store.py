@@ -51,6 +51,13 @@ async def database(request, tmp_path):
         return
     schema = f"occusim_test_{uuid.uuid4().hex[:12]}"
     yield Database(PG_URL, schema)
+    await drop_schema(schema)
+
+
+async def drop_schema(schema: str | None) -> None:
+    """Drop a test's PostgreSQL schema (nothing for SQLite)."""
+    if schema is None:
+        return
     connection = await asyncpg.connect(PG_DSN)
     try:
         await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -335,12 +342,7 @@ async def test_migrations_build_exactly_the_tables_the_code_declares(database):
         async with fresh.store() as created:
             assert await schema_differences(created) == []
     finally:
-        if fresh.schema is not None:
-            connection = await asyncpg.connect(PG_DSN)
-            try:
-                await connection.execute(f'DROP SCHEMA IF EXISTS "{fresh.schema}" CASCADE')
-            finally:
-                await connection.close()
+        await drop_schema(fresh.schema)
 
 
 def test_the_revisions_read_from_file_names_are_alembics():
@@ -404,12 +406,7 @@ async def test_a_new_store_is_created_as_its_migrations_would_build_it(database,
         assert built == migrated and "occusim_version" in built
     finally:
         await old.close()
-        if new.schema is not None:
-            connection = await asyncpg.connect(PG_DSN)
-            try:
-                await connection.execute(f'DROP SCHEMA IF EXISTS "{new.schema}" CASCADE')
-            finally:
-                await connection.close()
+        await drop_schema(new.schema)
 
 
 def test_opening_a_new_or_current_store_does_not_import_alembic(tmp_path):
