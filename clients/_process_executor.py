@@ -2,7 +2,9 @@
 
 Workers are forked from a server process that imported occusim once (multiprocessing's forkserver, where
 the platform has one; spawned afresh elsewhere), so N workers do not pay N start-ups; `start_worker_server`
-launches that server at once, and it imports while the driver does. The driver hands each worker at most its share of `--concurrency` combinations at a time and hands it
+launches that server at once, and it imports while the driver does.
+
+The driver hands each worker at most its share of `--concurrency` combinations at a time and hands it
 another as each row comes back, so it always knows what a worker holds: a worker that dies has its
 combinations handed out again (see `WorkPlan.lost`) and is replaced. Workers never touch results.jsonl.
 """
@@ -58,7 +60,8 @@ def stop_worker_server() -> None:
     own children's (what `time` and wait4 report) and no server outlives the run."""
     from multiprocessing import forkserver
 
-    stop = getattr(forkserver._forkserver, "_stop", None)  # CPython's own (used by its tests); absent: it exits with us
+    # CPython's own way to stop it (its tests use it); without it the server exits when this process does.
+    stop = getattr(forkserver._forkserver, "_stop", None)
     if stop is not None:
         stop()
 

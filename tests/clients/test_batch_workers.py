@@ -222,3 +222,46 @@ def test_bad_worker_and_cost_settings_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert main(run_args(tmp_path / "b", "--max-cost", "-1")) == 2
     assert "--max-cost" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_worker_takes_exactly_the_drivers_forwarded_variables(monkeypatch, tmp_path: Path):
+    """Workers fork from a server started before the driver's environment was final: what the driver has at
+    the run's start wins, a forwarded variable it no longer has included; other variables are left alone."""
+    from occusim.clients._worker_spec import WorkerSpec, forwarded_environment
+
+    # The server's environment, as a copy that the test may change (restored afterwards).
+    monkeypatch.setattr(os, "environ", {"OCCUSIM_JUDGE_MODEL": "openai/stale", "OPENAI_API_KEY": "sk-stale",
+                                        "PATH": "/usr/bin", "LANG": "C.UTF-8"})
+    spec = WorkerSpec(config=config(), out=str(tmp_path), db="sqlite:///x.db",
+                      environment={"OPENAI_API_KEY": "sk-driver", "OCCUSIM_WORLD_MODEL_MODEL": "openai/w"})
+
+    spec.apply(exact=True)
+
+    assert os.environ == {"OPENAI_API_KEY": "sk-driver", "OCCUSIM_WORLD_MODEL_MODEL": "openai/w",
+                          "PATH": "/usr/bin", "LANG": "C.UTF-8"}
+    assert forwarded_environment() == spec.environment
+
+    os.environ["OCCUSIM_JUDGE_MODEL"] = "openai/node-own"
+    spec.apply()  # a Ray actor on another node keeps the node's own other settings
+    assert os.environ["OCCUSIM_JUDGE_MODEL"] == "openai/node-own"
+
+
+@pytest.mark.parametrize(("concurrency", "cores", "models", "workers"), [
+    (4, 8, ["openai/a"], 1),
+    (128, 8, ["openai/a"], 1),
+    (129, 8, ["openai/a"], 2),
+    (256, 2, ["openai/a"], 2),
+    (1024, 2, ["openai/a"], 2),
+    (1024, 16, ["openai/a"], 8),
+    (1024, 16, ["openai/a", "scripted/judge"], 1),
+    (1024, 16, ["local"], 1),
+])
+def test_the_default_workers_follow_the_concurrency_up_to_the_cores(monkeypatch, concurrency, cores, models, workers):
+    import argparse
+
+    from occusim.clients.cli import run as run_command
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)), raising=False)
+    args = argparse.Namespace(workers=None, executor="local", concurrency=concurrency)
+    assert run_command._workers(args, models) == workers
+    assert run_command._workers(argparse.Namespace(workers=3, executor="local", concurrency=concurrency), models) == 3
