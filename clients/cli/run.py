@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 from ._catalog_options import add_catalog_options, add_task_option, report_catalog_problems
 
 # Concurrent episodes per worker process by default. Measured with bench/bench_vs_occubench.py (0.5 s per model
-# answer, 2 cores): one process reached 89.8 % of the latency bound at 64 episodes at once against 87.1 % for
+# answer, 2 cores): one process reached 89.4 % of the latency bound at 64 episodes at once against 87.1 % for
 # two, the same at 128, and two did better at 256 (82.4 % against 80.4 %).
 EPISODES_PER_WORKER = 128
 
