@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import jsonpointer
 from pydantic import BaseModel, Field, computed_field
 
 # Keys whose values name a record: `id`, `*_id`, `*_ids`, `name`, `*_name`.
@@ -265,16 +266,12 @@ def _compare(golden: Any, simulated: Any, path: str, key: str | None, from_state
 def _flatten(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict) and value:
         for name, item in value.items():
-            yield from _flatten(item, f"{pointer}/{_escape(name)}")
+            yield from _flatten(item, f"{pointer}/{jsonpointer.escape(str(name))}")
     elif isinstance(value, list) and value:
         for index, item in enumerate(value):
             yield from _flatten(item, f"{pointer}/{index}")
     else:
         yield pointer, value
-
-
-def _escape(name: str) -> str:
-    return str(name).replace("~", "~0").replace("/", "~1")
 
 
 def _changes(before: Any, after: Any, pointer: str = "") -> dict[str, Any]:
@@ -287,11 +284,11 @@ def _changes(before: Any, after: Any, pointer: str = "") -> dict[str, Any]:
         changed: dict[str, Any] = {}
         for name in before.keys() | after.keys():
             if name not in after:
-                changed.update((p, _REMOVED) for p, _ in _flatten(before[name], f"{pointer}/{_escape(name)}"))
+                changed.update((p, _REMOVED) for p, _ in _flatten(before[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
             elif name not in before:
-                changed.update(_flatten(after[name], f"{pointer}/{_escape(name)}"))
+                changed.update(_flatten(after[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
             elif before[name] != after[name]:
-                changed.update(_changes(before[name], after[name], f"{pointer}/{_escape(name)}"))
+                changed.update(_changes(before[name], after[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
         return changed
     if isinstance(before, list) and isinstance(after, list) and before and after:
         changed = {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonpointer import JsonPointer
+from jsonpointer import JsonPointer, unescape
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
@@ -161,7 +161,7 @@ class _ScenarioCheck:
             top = path.split("/")[1] if path.startswith("/") else None
             if top is None:
                 self.error(where + ["writes", number], f"{path!r} is not a JSON Pointer (it must start with /)")
-            elif top.replace("~1", "/").replace("~0", "~") not in known:
+            elif unescape(top) not in known:
                 self.error(where + ["writes", number],
                            f"{path!r} names no top-level state key{_choices(top, sorted(known), 'state keys')}")
 

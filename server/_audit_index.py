@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonpointer
+
 # Record ids as scenarios write them: P-2041, INC-2024-0042, PO-4500018842, A1, R2.
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Za-z0-9]+)*-?[0-9][A-Za-z0-9]*$")
 
@@ -25,10 +27,7 @@ def is_scalar(value: Any) -> bool:
 
 
 def pointer(parent: str, key: str | int) -> str:
-    text = str(key)
-    if "~" in text or "/" in text:
-        text = text.replace("~", "~0").replace("/", "~1")
-    return parent + "/" + text
+    return parent + "/" + jsonpointer.escape(str(key))
 
 
 def own_id(record: dict[str, Any], *, numbers: bool = False) -> tuple[str, str] | None:

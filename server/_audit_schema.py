@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import jsonpointer
+
 from ._audit_index import pointer
 
 _BRANCHES = ("anyOf", "oneOf", "allOf")
@@ -118,7 +120,7 @@ def _resolve(root: dict[str, Any], ref: str) -> dict[str, Any] | None:
         return None
     node: Any = root
     for part in ref[1:].split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
+        part = jsonpointer.unescape(part)
         if not isinstance(node, dict) or part not in node:
             return None
         node = node[part]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonpointer
+
 # Keywords that describe the value as a whole: they stay beside the `anyOf` instead of going into a branch.
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
                           "writeOnly", "$id", "$anchor", "$schema"})
@@ -63,5 +65,5 @@ def type_arrays(schema: Any, where: str = "") -> list[str]:
             found.append(f"{where}/type")
         for key, value in schema.items():
             if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples"):
-                found += type_arrays(value, f"{where}/{key.replace('~', '~0').replace('/', '~1')}")
+                found += type_arrays(value, f"{where}/{jsonpointer.escape(key)}")
     return found

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import jsonpointer
+
 from occusim.environments import Scenario, StepRecord, Tool
 
 MAX_PATH_LENGTH = 200
@@ -206,7 +208,7 @@ def tracked_response_schema(tool: Tool, state_fields: Iterable[str] = ()) -> dic
     `writes` (else with one of the state's top-level fields). Patch paths are bounded in length."""
     patch: dict[str, Any] = {"type": "array", "maxItems": 0}
     if not tool.read_only:
-        sources = _pointer_pattern([f"/{_escape_token(str(f))}" for f in sorted({str(f) for f in state_fields})])
+        sources = _pointer_pattern([f"/{jsonpointer.escape(str(f))}" for f in state_fields])
         targets = _pointer_pattern(tool.writes) if tool.writes is not None else sources
         operation = patch_operation_schema(targets, sources)
         patch = {"type": "array", "items": operation, "maxItems": MAX_PATCH_OPERATIONS}
@@ -215,11 +217,6 @@ def tracked_response_schema(tool: Tool, state_fields: Iterable[str] = ()) -> dic
         "properties": {"observation": observation_schema(tool), "state_patch": patch},
         "required": ["observation", "state_patch"],
     }
-
-
-def _escape_token(name: str) -> str:
-    """A top-level field name as a JSON Pointer token (RFC 6901)."""
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _pointer_pattern(prefixes: Sequence[str]) -> dict[str, Any] | None:
