@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from importlib.metadata import version
-from typing import Any
 
 from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
+    EPISODE_CALLS,
     TIMEOUT_SECONDS,
     EpisodeReport,
     ToolResult,
@@ -34,8 +30,7 @@ async def main() -> None:
     async with Client(transport, timeout=TIMEOUT_SECONDS) as client:
         tools = await client.list_tools()
         results = []
-        calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-        for tool, arguments in calls:
+        for tool, arguments in EPISODE_CALLS:
             # raise_on_error=False: the is_error result itself, not FastMCP's ToolError.
             answer = await client.call_tool(tool, arguments, raise_on_error=False)
             text = "".join(part.text for part in answer.content if isinstance(part, TextContent))

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from importlib.metadata import version
-from typing import Any
 
 from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
+    EPISODE_CALLS,
     TIMEOUT_SECONDS,
     EpisodeReport,
     ToolResult,
@@ -35,8 +31,7 @@ async def main() -> None:
     async with mcp_connection([server]):
         tools = {ToolDef(tool).name: tool for tool in await server.tools()}
         results = []
-        calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-        for name, arguments in calls:
+        for name, arguments in EPISODE_CALLS:
             # An is_error result reaches the model as a ToolError carrying the result's text.
             try:
                 content = await tools[name](**arguments)

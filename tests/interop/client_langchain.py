@@ -9,13 +9,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 from importlib.metadata import version
-from typing import Any
 
 from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
+    EPISODE_CALLS,
     TIMEOUT_SECONDS,
     EpisodeReport,
     ToolResult,
@@ -43,8 +39,7 @@ def result(tool: str, message: ToolMessage) -> ToolResult:
 async def play(tools: dict[str, BaseTool]) -> EpisodeReport:
     """The episode's calls through langchain tools, each invoked as a model's tool call would be."""
     results = []
-    calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-    for index, (name, arguments) in enumerate(calls):
+    for index, (name, arguments) in enumerate(EPISODE_CALLS):
         call = {"type": "tool_call", "id": f"call-{index}", "name": name, "args": arguments}
         results.append(result(name, await tools[name].ainvoke(call)))
     return EpisodeReport(client=f"langchain-mcp-adapters {version('langchain-mcp-adapters')}", tools=list(tools),

@@ -8,10 +8,7 @@ from importlib.metadata import version
 
 import httpx
 from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
+    EPISODE_CALLS,
     TIMEOUT_SECONDS,
     EpisodeReport,
     ToolResult,
@@ -35,7 +32,7 @@ async def play(session: ClientSession) -> EpisodeReport:
     await session.initialize()
     listed = await session.list_tools()
     results = []
-    for tool, arguments in (CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})):
+    for tool, arguments in EPISODE_CALLS:
         results.append(result(tool, await session.call_tool(tool, arguments)))
     return EpisodeReport(client=f"mcp {version('mcp')}", tools=[tool.name for tool in listed.tools], results=results)
 

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from importlib.metadata import version
-from typing import Any
 
 from agents.mcp import MCPServer, MCPServerStdio, MCPServerStreamableHttp
 from episode_wire import (
-    ANSWER,
-    CALL,
-    INVALID_CALL,
-    SUBMIT,
+    EPISODE_CALLS,
     TIMEOUT_SECONDS,
     EpisodeReport,
     ToolResult,
@@ -29,8 +25,7 @@ from mcp.types import TextContent
 async def play(server: MCPServer) -> EpisodeReport:
     tools = await server.list_tools()
     results = []
-    calls: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
-    for tool, arguments in calls:
+    for tool, arguments in EPISODE_CALLS:
         answer = await server.call_tool(tool, arguments)
         text = "".join(part.text for part in answer.content if isinstance(part, TextContent))
         content = answer.structured_content if answer.structured_content is not None else parsed(text)

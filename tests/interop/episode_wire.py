@@ -19,6 +19,8 @@ CALL = ("set_priority", {"patient_id": "P1", "priority": 1})
 INVALID_CALL = ("set_priority", {"patient_id": "P1", "priority": 9})
 ANSWER = "P1 has priority 1"
 SUBMIT = "submit_result"
+# What every client calls, in this order.
+EPISODE_CALLS: list[tuple[str, dict[str, Any]]] = [CALL, INVALID_CALL, (SUBMIT, {"answer": ANSWER})]
 # Long enough for a world-model call; the scripted one answers at once.
 TIMEOUT_SECONDS = 120
 
