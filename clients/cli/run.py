@@ -149,39 +149,42 @@ def _workers(args: argparse.Namespace, models: list[str]) -> int | None:
     return 1 if in_process else max(1, min(cores, math.ceil(args.concurrency / EPISODES_PER_WORKER)))
 
 
-def _start_workers_early(args: argparse.Namespace) -> None:
+def _models(args: argparse.Namespace) -> list[str]:
+    """The agent, world-model and judge models, from the flags or the environment."""
+    return [_resolve(role, model) for role, model in
+            (("agent", args.agent_model), ("world_model", args.world_model), ("judge", args.judge_model))]
+
+
+def _start_workers_early(args: argparse.Namespace, workers: int | None) -> None:
     """With worker processes ahead, start their fork server before this process imports the batch runner, so
     that both import at once (on two cores, one start-up instead of two in a row)."""
-    if args.dry_run or args.executor != "local" or args.workers == 1:
+    if args.dry_run or args.executor != "local" or workers is None or workers < 2:
         return
-    try:
-        models = [_resolve(role, model) for role, model in
-                  (("agent", args.agent_model), ("world_model", args.world_model), ("judge", args.judge_model))]
-        workers = _workers(args, models)
-    except ValueError:
-        return  # reported by the run itself
-    if workers is not None and workers > 1:
-        from occusim.clients._process_executor import start_worker_server
+    from occusim.clients._process_executor import start_worker_server
 
-        start_worker_server()
+    start_worker_server()
 
 
 async def run(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _collect_less()
-    _start_workers_early(args)
+    try:
+        models = _models(args)
+        workers = _workers(args, models)
+    except ValueError as error:
+        print(f"occusim run: {error}", file=sys.stderr)
+        return 2
+    _start_workers_early(args, workers)
     from pydantic import ValidationError
 
-    from occusim.clients import REPLAY_AGENT, RunConfig, RunError, plan_batch, run_batch
+    from occusim.clients import RunConfig, RunError, plan_batch, run_batch
     from occusim.clients.cli.serve import load_scripted_models
     from occusim.environments import ScenarioErrors
 
     _freeze_start_up()
     try:
         load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
-        models = [args.agent_model if args.agent_model == REPLAY_AGENT else _resolve("agent", args.agent_model),
-                  _resolve("world_model", args.world_model), _resolve("judge", args.judge_model)]
         if args.max_cost is not None and not args.max_cost > 0:
             raise ValueError(f"--max-cost {args.max_cost}: use an amount in USD above 0")
         config = RunConfig(
@@ -191,7 +194,7 @@ async def run(args: argparse.Namespace) -> int:
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
             judge_votes=args.judge_votes, exemplars=args.exemplars, agent_temperature=args.agent_temperature,
-            protocol=args.protocol, workers=_workers(args, models), executor=args.executor,
+            protocol=args.protocol, workers=workers, executor=args.executor,
             ray_address=args.ray_address, max_cost=args.max_cost,
         )
         if args.dry_run:
