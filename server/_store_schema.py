@@ -79,13 +79,19 @@ def upgrade(connection: Connection, schema: str | None, where: str) -> None:
     if not stored and not present & set(metadata.tables):
         _create(connection, schema)
         return
+    migrate(connection, schema, from_release_0_1_0=not stored and _written_by_release_0_1_0(present, where))
+
+
+def migrate(connection: Connection, schema: str | None, *, from_release_0_1_0: bool = False) -> None:
+    """Run the migrations up to the head with Alembic, from the stored revision (from 0001 for a store that
+    0.1.0 wrote, which records none)."""
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes.update(connection=connection, schema=schema)
-    if not stored and _written_by_release_0_1_0(present, where):
+    if from_release_0_1_0:
         command.stamp(config, RELEASE_0_1_0_REVISION)
     command.upgrade(config, "head")
 

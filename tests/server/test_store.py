@@ -27,7 +27,7 @@ from occusim.server import (
     StoreVersionError,
 )
 from occusim.server._store import normalize_url, utcnow
-from occusim.server._store_schema import MIGRATIONS, head_revision, known_revisions, migration_scripts
+from occusim.server._store_schema import head_revision, known_revisions, migrate, migration_scripts
 from occusim.server._tables import metadata
 from occusim.testing import CHEST_PAIN, POSTGRES_URL, TriageModel, triage_catalog
 
@@ -353,19 +353,9 @@ def test_the_revisions_read_from_file_names_are_alembics():
 
 async def migrated_from_nothing(database: Database) -> Store:
     """A store built by running every migration from an empty database, as a new store was before."""
-    from alembic import command
-    from alembic.config import Config
-
     store = database.store()
-
-    def migrate(connection: sa.Connection) -> None:
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        config.attributes.update(connection=connection, schema=store.schema)
-        command.upgrade(config, "head")
-
     async with store._migrating() as conn:
-        await conn.run_sync(migrate)
+        await conn.run_sync(migrate, store.schema)
     return store
 
 
