@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import re
+import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import bindparam, event, func, insert, select, text, update
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -41,6 +42,8 @@ DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
 DEFAULT_POOL_SIZE = 10
 DEFAULT_MAX_OVERFLOW = 20
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+# How long opening a SQLite file waits while another process creates it (as long as SQLite's busy timeout).
+_NEW_FILE_WAIT = 30.0
 
 # The statements every step runs, built once: building a statement and its cache key each time cost more CPU
 # than running it (SQLAlchemy compiles each one once and then reuses it, keyed by its shape).
@@ -159,9 +162,8 @@ class Store:
         try:
             if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
                 await _makedirs(self._sqlite_path.parent)
-            async with self._read() as conn:
-                if await conn.run_sync(is_current, self.schema, self._where()):
-                    return
+            if await self._is_current():
+                return
             async with self._migrating() as conn:
                 await conn.run_sync(upgrade, self.schema, self._where())
         except (OSError, DBAPIError) as error:
@@ -170,6 +172,23 @@ class Store:
                 f"cannot open {self._where()}: {reason}; check --db (or OCCUSIM_DB) and that the database is "
                 "running and reachable"
             ) from error
+
+    async def _is_current(self) -> bool:
+        """Whether the store is at this release's revision, read on this store's first connection.
+
+        A connection's first statement switches a SQLite file to WAL (`_sqlite_pragmas`). While another
+        process creates the same new file, SQLite answers that switch "database is locked" at once instead of
+        waiting its busy timeout (its rule against deadlocks), so that one case waits here and tries again.
+        """
+        deadline = time.monotonic() + _NEW_FILE_WAIT
+        while True:
+            try:
+                async with self._read() as conn:
+                    return bool(await conn.run_sync(is_current, self.schema, self._where()))
+            except OperationalError as error:
+                if self.backend != "sqlite" or "locked" not in str(error.orig) or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.05)
 
     @contextlib.asynccontextmanager
     async def _migrating(self) -> AsyncIterator[AsyncConnection]:
