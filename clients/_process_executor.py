@@ -34,7 +34,7 @@ _POLL = 0.5
 _MAX_REPLACEMENTS = 8
 # What a worker imports, loaded once in the fork server instead of in every worker.
 WORKER_MODULES = ["occusim.clients._batch", "occusim.clients._occubench_agent", "occusim.clients._agent",
-                  "aiohttp", "aiosqlite", "jsonschema"]
+                  "aiohttp", "jsonschema"]
 
 
 def worker_context() -> multiprocessing.context.SpawnContext | multiprocessing.context.ForkServerContext:

@@ -1,28 +1,25 @@
-"""Durable episodes: SQLite (WAL) by default or PostgreSQL by URL, written through SQLAlchemy's async core.
+"""Durable episodes: SQLite (WAL) by default or PostgreSQL by URL, through SQLAlchemy's core.
 
 Every step is committed in its own transaction before its result leaves the server, so a killed process
-loses no completed step, and several processes can share one database.
+loses no completed step, and several processes can share one database. Each operation is a function of a
+connection, which the database's backend runs (`_store_backends`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import time
-import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import bindparam, event, func, insert, select, text, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import StaticPool
 
 from occusim.environments import EpisodeRecord, EpisodeStatus, StepRecord
 
@@ -33,7 +30,7 @@ from ._errors import (
     StepConflictError,
     StoreUnavailableError,
 )
-from ._limits import LoopSemaphore
+from ._store_backends import Operation, PostgresBackend, SQLiteBackend, StoreBackend, T
 from ._store_records import EpisodeSummary, Judgment
 from ._store_schema import is_current, upgrade
 from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, steps
@@ -54,6 +51,7 @@ _ADVANCE = (
     .values(state=bindparam("state"), step_count=bindparam("next"), updated_at=bindparam("now"))
 )
 _INSERT_STEP = insert(steps)
+_INSERT_EPISODE = insert(episodes)
 
 
 def normalize_url(url: str | os.PathLike[str]) -> str:
@@ -73,24 +71,14 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    # WAL lets readers run beside the writer; NORMAL sync still survives a killed process (not power loss).
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
-
-
 class Store:
     """Episodes, steps and judgments in one SQL database.
 
-    `url` is a SQLAlchemy async URL (`sqlite+aiosqlite:///path.db`, `postgresql+asyncpg://user@host/db`),
-    a sync-style URL of those two, or a plain file path. `schema` (PostgreSQL only) keeps the tables in
-    their own schema, created by `init()`. `pool_size` and `max_overflow` size PostgreSQL's connection
-    pool; callers beyond `pool_size + max_overflow` wait their turn here rather than fail at the pool's
-    timeout, so a step whose model call was paid is never lost to a busy database.
+    `url` is a SQLAlchemy URL (`sqlite:///path.db`, `postgresql://user@host/db`, or their async forms
+    `sqlite+aiosqlite://` and `postgresql+asyncpg://`), or a plain file path. `schema` (PostgreSQL only) keeps
+    the tables in their own schema, created by `init()`. `pool_size` and `max_overflow` size PostgreSQL's
+    connection pool; callers beyond `pool_size + max_overflow` wait their turn here rather than fail at the
+    pool's timeout, so a step whose model call was paid is never lost to a busy database.
     """
 
     def __init__(self, url: str | os.PathLike[str] = DEFAULT_URL, *, schema: str | None = None,
@@ -107,48 +95,27 @@ class Store:
                              "with a digit")
         self.schema = schema
         self._sqlite_path: Path | None = None
-        options: dict[str, Any] = {"echo": echo}
+        self._database: StoreBackend
         if self.backend == "sqlite":
-            database = parsed.database or ""
-            if database in ("", ":memory:"):
-                options["poolclass"] = StaticPool
-            else:
-                self._sqlite_path = Path(database)
-            options["connect_args"] = {"timeout": 30}
+            if (parsed.database or "") not in ("", ":memory:"):
+                self._sqlite_path = Path(parsed.database or "")
+            self._database = SQLiteBackend(parsed, echo=echo)
         else:
-            options.update(pool_pre_ping=True, pool_size=pool_size, max_overflow=max_overflow,
-                           pool_timeout=pool_timeout)
-        engine = create_async_engine(self.url, **options)
-        if self.backend == "sqlite":
-            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-        if schema is not None:
-            engine = engine.execution_options(schema_translate_map={None: schema})
-        self._engine: AsyncEngine = engine
-        self._connections = LoopSemaphore(pool_size + max_overflow)
-        # SQLite has one writer at a time; queueing writers here is far faster than letting its busy
-        # handler sleep and poll. One lock per event loop, since a store may serve several loops.
-        self._write_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-            weakref.WeakKeyDictionary()
-        )
+            self._database = PostgresBackend(parsed, schema=schema, echo=echo, pool_size=pool_size,
+                                             max_overflow=max_overflow, pool_timeout=pool_timeout)
 
-    @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction, committed on exit (rolled back on error)."""
-        if self.backend != "sqlite":
-            async with self._connections.hold(), self._engine.begin() as conn:
-                yield conn
-            return
-        loop = asyncio.get_running_loop()
-        lock = self._write_locks.get(loop)
-        if lock is None:
-            lock = self._write_locks[loop] = asyncio.Lock()
-        async with lock, self._connections.hold(), self._engine.begin() as conn:
-            yield conn
+    async def run_write(self, operation: Operation[T]) -> T:
+        """Run `operation` (a function of a SQLAlchemy `Connection`) in a write transaction, committed when it
+        returns and rolled back when it raises."""
+        return await self._database.write(operation)
 
-    @contextlib.asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncConnection]:
-        async with self._connections.hold(), self._engine.connect() as conn:
-            yield conn
+    async def run_read(self, operation: Operation[T]) -> T:
+        """Run `operation` (a function of a SQLAlchemy `Connection`) on a connection of its own."""
+        return await self._database.read(operation)
+
+    async def run_migration(self, operation: Operation[T]) -> T:
+        """Run `operation` in a transaction that holds the store's migration lock against other processes."""
+        return await self._database.migrate(operation, schema=self.schema, where=self._where())
 
     def __repr__(self) -> str:
         return f"Store({make_url(self.url).render_as_string(hide_password=True)!r})"
@@ -159,17 +126,17 @@ class Store:
         Raises StoreVersionError for a store a later release wrote (or tables that are not a whole store),
         StoreUnavailableError when the database cannot be reached or the file cannot be created.
         """
+        where = self._where()
         try:
             if self._sqlite_path is not None and self._sqlite_path.parent != Path(""):
                 await _makedirs(self._sqlite_path.parent)
             if await self._is_current():
                 return
-            async with self._migrating() as conn:
-                await conn.run_sync(upgrade, self.schema, self._where())
+            await self.run_migration(lambda conn: upgrade(conn, self.schema, where))
         except (OSError, DBAPIError) as error:
             reason = getattr(error, "orig", None) or error
             raise StoreUnavailableError(
-                f"cannot open {self._where()}: {reason}; check --db (or OCCUSIM_DB) and that the database is "
+                f"cannot open {where}: {reason}; check --db (or OCCUSIM_DB) and that the database is "
                 "running and reachable"
             ) from error
 
@@ -181,49 +148,21 @@ class Store:
         waiting its busy timeout (its rule against deadlocks), so that one case waits here and tries again.
         """
         deadline = time.monotonic() + _NEW_FILE_WAIT
+        where = self._where()
         while True:
             try:
-                async with self._read() as conn:
-                    return bool(await conn.run_sync(is_current, self.schema, self._where()))
+                return await self.run_read(lambda conn: is_current(conn, self.schema, where))
             except OperationalError as error:
                 if self.backend != "sqlite" or "locked" not in str(error.orig) or time.monotonic() > deadline:
                     raise
             await asyncio.sleep(0.05)
-
-    @contextlib.asynccontextmanager
-    async def _migrating(self) -> AsyncIterator[AsyncConnection]:
-        """A transaction that holds the store's migration lock against other processes; committed on exit."""
-        async with self._engine.connect() as conn:
-            if self.backend == "sqlite":
-                # Altering a table on SQLite rebuilds it, which must not cascade deletes to its children; the
-                # pragma is ignored inside a transaction, so it is set around it.
-                await conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
-                try:
-                    await conn.exec_driver_sql("BEGIN IMMEDIATE")
-                    yield conn
-                    broken = (await conn.exec_driver_sql("PRAGMA foreign_key_check")).first()
-                    if broken is not None:
-                        raise RuntimeError(f"a migration left a dangling reference in {self._where()}: {broken}")
-                    await conn.commit()
-                finally:
-                    await conn.rollback()
-                    await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
-                return
-            await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
-                               {"key": f"occusim store {self.schema or ''}"})
-            if self.schema is not None:
-                await conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-                # Alembic's ALTER statements name bare tables, which the schema translation does not reach.
-                await conn.exec_driver_sql(f'SET LOCAL search_path TO "{self.schema}"')
-            yield conn
-            await conn.commit()
 
     def _where(self) -> str:
         shown = make_url(self.url).render_as_string(hide_password=True)
         return f"the store {shown}" + (f" (schema {self.schema})" if self.schema else "")
 
     async def close(self) -> None:
-        await self._engine.dispose()
+        await self._database.dispose()
 
     async def __aenter__(self) -> Store:
         await self.init()
@@ -239,8 +178,7 @@ class Store:
         now = record.created_at or utcnow()
         values = EPISODES.to_row(record) | {"created_at": now, "updated_at": now, "step_count": len(record.steps)}
         try:
-            async with self._write() as conn:
-                await conn.execute(insert(episodes).values(**values))
+            await self.run_write(lambda conn: conn.execute(_INSERT_EPISODE, values))
         except IntegrityError:
             raise EpisodeExistsError(record.id) from None
 
@@ -252,16 +190,20 @@ class Store:
         or EpisodeClosedError / EpisodeNotFoundError.
         """
         now = step.created_at or utcnow()
+        advance = {"episode": episode_id, "index": step.index, "state": dict(state), "next": step.index + 1,
+                   "now": now}
+        row = STEPS.to_row(step) | {"episode_id": episode_id, "created_at": now}
+
+        def write(conn: Connection) -> None:
+            if conn.execute(_ADVANCE, advance).rowcount != 1:
+                status = _status(conn, episode_id)
+                if status != "open":
+                    raise EpisodeClosedError(episode_id, status)
+                raise StepConflictError(episode_id, step.index)
+            conn.execute(_INSERT_STEP, row)
+
         try:
-            async with self._write() as conn:
-                advanced = await conn.execute(_ADVANCE, {"episode": episode_id, "index": step.index,
-                                                         "state": dict(state), "next": step.index + 1, "now": now})
-                if advanced.rowcount != 1:
-                    status = await _status(conn, episode_id)
-                    if status != "open":
-                        raise EpisodeClosedError(episode_id, status)
-                    raise StepConflictError(episode_id, step.index)
-                await conn.execute(_INSERT_STEP, STEPS.to_row(step) | {"episode_id": episode_id, "created_at": now})
+            await self.run_write(write)
         except IntegrityError:
             raise StepConflictError(episode_id, step.index) from None
 
@@ -269,27 +211,29 @@ class Store:
                             closed_at: datetime | None = None) -> datetime:
         """Close an open episode (submitted or expired); returns the closing time."""
         when = closed_at or utcnow()
-        async with self._write() as conn:
-            result = await conn.execute(
-                update(episodes)
-                .where(episodes.c.id == episode_id, episodes.c.status == "open")
-                .values(status=status, final_answer=final_answer, closed_at=when, updated_at=when)
-            )
-            if result.rowcount != 1:
-                raise EpisodeClosedError(episode_id, await _status(conn, episode_id))
+        closing = (
+            update(episodes)
+            .where(episodes.c.id == episode_id, episodes.c.status == "open")
+            .values(status=status, final_answer=final_answer, closed_at=when, updated_at=when)
+        )
+
+        def write(conn: Connection) -> None:
+            if conn.execute(closing).rowcount != 1:
+                raise EpisodeClosedError(episode_id, _status(conn, episode_id))
+
+        await self.run_write(write)
         return when
 
     async def load_episode(self, episode_id: str) -> EpisodeRecord:
         """The episode as last committed, with every step in order; raises EpisodeNotFoundError."""
-        async with self._read() as conn:
-            row = (await conn.execute(select(episodes).where(episodes.c.id == episode_id))).first()
+        def read(conn: Connection) -> tuple[Any, Sequence[Any]]:
+            row = conn.execute(select(episodes).where(episodes.c.id == episode_id)).first()
             if row is None:
                 raise EpisodeNotFoundError(episode_id)
-            step_rows = (
-                await conn.execute(
-                    select(steps).where(steps.c.episode_id == episode_id).order_by(steps.c.step_index)
-                )
-            ).all()
+            query = select(steps).where(steps.c.episode_id == episode_id).order_by(steps.c.step_index)
+            return row, conn.execute(query).all()
+
+        row, step_rows = await self.run_read(read)
         return EPISODES.from_row(row._mapping).model_copy(
             update={"steps": [STEPS.from_row(step_row._mapping) for step_row in step_rows]}
         )
@@ -298,8 +242,7 @@ class Store:
         """The episode's stored status and number of committed steps: one small read, to tell whether a
         copy in memory is still current. Raises EpisodeNotFoundError."""
         query = select(episodes.c.status, episodes.c.step_count).where(episodes.c.id == episode_id)
-        async with self._read() as conn:
-            row = (await conn.execute(query)).first()
+        row = await self.run_read(lambda conn: conn.execute(query).first())
         if row is None:
             raise EpisodeNotFoundError(episode_id)
         return row.status, int(row.step_count)
@@ -321,8 +264,7 @@ class Store:
             query = query.where(episodes.c.task_id == task_id)
         if tenant is not None:
             query = query.where(episodes.c.tenant == tenant)
-        async with self._read() as conn:
-            rows = (await conn.execute(query)).all()
+        rows = await self.run_read(lambda conn: conn.execute(query).all())
         return [EpisodeSummary.model_validate(row._mapping) for row in rows]
 
     async def count_episodes(self, *, status: EpisodeStatus | None = None, tenant: str | None = None) -> int:
@@ -331,28 +273,23 @@ class Store:
             query = query.where(episodes.c.status == status)
         if tenant is not None:
             query = query.where(episodes.c.tenant == tenant)
-        async with self._read() as conn:
-            return int((await conn.execute(query)).scalar_one())
+        return int(await self.run_read(lambda conn: conn.execute(query).scalar_one()))
 
     async def expire_idle(self, before: datetime) -> list[str]:
         """Mark open episodes with no activity since `before` as expired; returns their ids."""
-        async with self._write() as conn:
-            ids = [
-                r.id
-                for r in (
-                    await conn.execute(
-                        select(episodes.c.id).where(episodes.c.status == "open", episodes.c.updated_at < before)
-                    )
-                ).all()
-            ]
+        def write(conn: Connection) -> list[str]:
+            idle = select(episodes.c.id).where(episodes.c.status == "open", episodes.c.updated_at < before)
+            ids = [r.id for r in conn.execute(idle).all()]
             if ids:
                 now = utcnow()
-                await conn.execute(
+                conn.execute(
                     update(episodes)
                     .where(episodes.c.id.in_(ids), episodes.c.status == "open", episodes.c.updated_at < before)
                     .values(status="expired", closed_at=now, updated_at=now)
                 )
-        return ids
+            return ids
+
+        return await self.run_write(write)
 
     # -- judgments ---------------------------------------------------------------------------------
 
@@ -373,14 +310,18 @@ class Store:
             passed=data.get("passed") if isinstance(data.get("passed"), bool) else None,
             created_at=now,
         )
-        async with self._write() as conn:
-            await _status(conn, episode_id)  # a typed EpisodeNotFoundError, not the foreign key's IntegrityError
-            await conn.execute(insert(judgments).values(JUDGMENTS.to_row(judgment)))
-            await conn.execute(
+        row = JUDGMENTS.to_row(judgment)
+
+        def write(conn: Connection) -> None:
+            _status(conn, episode_id)  # a typed EpisodeNotFoundError, not the foreign key's IntegrityError
+            conn.execute(insert(judgments).values(row))
+            conn.execute(
                 update(episodes)
                 .where(episodes.c.id == episode_id, episodes.c.status == "submitted")
                 .values(status="judged", updated_at=now)
             )
+
+        await self.run_write(write)
         return judgment
 
     async def load_judgment(self, episode_id: str) -> Judgment | None:
@@ -391,51 +332,59 @@ class Store:
             .order_by(judgments.c.created_at.desc(), judgments.c.id.desc())
             .limit(1)
         )
-        async with self._read() as conn:
-            row = (await conn.execute(query)).first()
+        row = await self.run_read(lambda conn: conn.execute(query).first())
         return None if row is None else JUDGMENTS.from_row(row._mapping)
 
     async def step_fields(self, episode_ids: Sequence[str], fields: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
         """These fields of every step of these episodes, in step order, without the rest of the steps; a field
         this store has no column for (written by an earlier release) is left out."""
-        found: dict[str, list[dict[str, Any]]] = {}
         ids = list(dict.fromkeys(episode_ids))
         columns = [steps.c[name] for name in fields if name in steps.c]
-        async with self._read() as conn:
+
+        def read(conn: Connection) -> dict[str, list[dict[str, Any]]]:
+            found: dict[str, list[dict[str, Any]]] = {}
             for start in range(0, len(ids), 500):  # SQLite takes a bounded number of parameters
                 query = (
                     select(steps.c.episode_id, *columns)
                     .where(steps.c.episode_id.in_(ids[start:start + 500]))
                     .order_by(steps.c.episode_id, steps.c.step_index)
                 )
-                for row in (await conn.execute(query)).all():
+                for row in conn.execute(query).all():
                     values = dict(row._mapping)
                     found.setdefault(values.pop("episode_id"), []).append(values)
-        return found
+            return found
+
+        return await self.run_read(read)
 
     async def latest_judgments(self, episode_ids: Sequence[str]) -> dict[str, Judgment]:
         """The latest verdict of each of these episodes that has one, by episode id."""
-        found: dict[str, Judgment] = {}
         ids = list(dict.fromkeys(episode_ids))
-        async with self._read() as conn:
+
+        def read(conn: Connection) -> list[Any]:
+            rows: list[Any] = []
             for start in range(0, len(ids), 500):  # SQLite takes a bounded number of parameters
                 query = (
                     select(judgments)
                     .where(judgments.c.episode_id.in_(ids[start:start + 500]))
                     .order_by(judgments.c.created_at, judgments.c.id)
                 )
-                for row in (await conn.execute(query)).all():
-                    judgment = JUDGMENTS.from_row(row._mapping)
-                    found[judgment.episode_id] = judgment
+                rows.extend(conn.execute(query).all())
+            return rows
+
+        found: dict[str, Judgment] = {}
+        for row in await self.run_read(read):
+            judgment = JUDGMENTS.from_row(row._mapping)
+            found[judgment.episode_id] = judgment
         return found
 
 
-async def _status(conn: AsyncConnection, episode_id: str) -> EpisodeStatus:
+def _status(conn: Connection, episode_id: str) -> EpisodeStatus:
     """The episode's stored status; raises EpisodeNotFoundError when there is no such episode."""
-    row = (await conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id))).first()
+    row = conn.execute(select(episodes.c.status).where(episodes.c.id == episode_id)).first()
     if row is None:
         raise EpisodeNotFoundError(episode_id)
-    return row.status
+    status: EpisodeStatus = row.status
+    return status
 
 
 def _float_or_none(value: Any) -> float | None:

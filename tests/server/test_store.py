@@ -289,8 +289,7 @@ async def write_release_0_1_0_store(database: Database) -> None:
 
 async def stored_revisions(store: Store) -> list[str]:
     table = sa.table("occusim_version", sa.column("version_num"), schema=store.schema)
-    async with store._engine.connect() as conn:
-        return list((await conn.execute(sa.select(table.c.version_num))).scalars())
+    return await store.run_read(lambda conn: list(conn.execute(sa.select(table.c.version_num)).scalars()))
 
 
 async def test_a_store_written_by_release_0_1_0_is_migrated_and_reads_back(database):
@@ -354,8 +353,7 @@ def test_the_revisions_read_from_file_names_are_alembics():
 async def migrated_from_nothing(database: Database) -> Store:
     """A store built by running every migration from an empty database, as a new store was before."""
     store = database.store()
-    async with store._migrating() as conn:
-        await conn.run_sync(migrate, store.schema)
+    await store.run_migration(lambda conn: migrate(conn, store.schema))
     return store
 
 
@@ -387,12 +385,10 @@ async def test_a_new_store_is_created_as_its_migrations_would_build_it(database,
            else Database(database.url, database.schema + "_new"))
     try:
         async with new.store() as created:
-            async with created._engine.connect() as conn:
-                built = await conn.run_sync(reflected, created.schema)
+            built = await created.run_read(lambda conn: reflected(conn, created.schema))
             assert await stored_revisions(created) == [head_revision()]
             await created.create_episode(episode())
-        async with old._engine.connect() as conn:
-            migrated = await conn.run_sync(reflected, old.schema)
+        migrated = await old.run_read(lambda conn: reflected(conn, old.schema))
         assert built == migrated and "occusim_version" in built
     finally:
         await old.close()
@@ -432,16 +428,14 @@ async def schema_differences(store: Store) -> list[object]:
         })
         return compare_metadata(context, target)
 
-    async with store._engine.connect() as conn:
-        return await conn.run_sync(compare)
+    return await store.run_read(compare)
 
 
 async def test_a_store_newer_than_the_code_is_refused(database):
     async with database.store() as store:
         await store.create_episode(episode())
         table = sa.table("occusim_version", sa.column("version_num"), schema=store.schema)
-        async with store._engine.begin() as conn:
-            await conn.execute(sa.update(table).values(version_num="0999"))
+        await store.run_write(lambda conn: conn.execute(sa.update(table).values(version_num="0999")))
 
     later = database.store()
     try:
@@ -452,9 +446,13 @@ async def test_a_store_newer_than_the_code_is_refused(database):
     message = str(refused.value)
     assert "store revision 0999" in message and f"its newest is {head_revision()}" in message
     assert "Upgrade occusim" in message
-    async with Store(database.url, schema=database.schema)._engine.connect() as conn:
-        stored = sa.table("episodes", sa.column("id"), schema=database.schema)
-        assert list((await conn.execute(sa.select(stored.c.id))).scalars()) == ["ep-1"]  # untouched
+    stored = sa.table("episodes", sa.column("id"), schema=database.schema)
+    unopened = Store(database.url, schema=database.schema)
+    try:
+        ids = await unopened.run_read(lambda conn: list(conn.execute(sa.select(stored.c.id)).scalars()))
+    finally:
+        await unopened.close()
+    assert ids == ["ep-1"]  # untouched
 
 
 async def test_tables_that_are_not_a_whole_store_are_refused(tmp_path):
@@ -525,8 +523,7 @@ async def test_the_command_line_refuses_a_newer_store_with_its_message_not_a_tra
     async with Store(path) as store:
         await store.create_episode(episode())
         table = sa.table("occusim_version", sa.column("version_num"))
-        async with store._engine.begin() as conn:
-            await conn.execute(sa.update(table).values(version_num="0999"))
+        await store.run_write(lambda conn: conn.execute(sa.update(table).values(version_num="0999")))
 
     # The command runs its own event loop, so it runs in a thread here.
     code = await asyncio.to_thread(main, ["judge", "ep-1", "--db", str(path)])
