@@ -4,7 +4,7 @@ from ._cache import ResponseCache, default_cache, set_default_cache
 from ._completion import Completion, ToolCall
 from ._config import ModelConfig
 from ._errors import LLMError, LLMOutputError, ProviderAnswerError, ProviderError
-from ._gateway import complete
+from ._gateway import complete, warm_up
 from ._json_output import parse_json_output
 from ._local import LocalEndpoint, start_local_model
 from ._retry import RetryPolicy
@@ -34,4 +34,5 @@ __all__ = [
     "set_default_cache",
     "start_local_model",
     "sum_usage",
+    "warm_up",
 ]

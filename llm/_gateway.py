@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from ._cache import ResponseCache, default_cache
@@ -15,7 +16,7 @@ from ._errors import LLMOutputError, ProviderAnswerError
 from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
 from ._local import LOCAL_ALIAS, LocalEndpoint, local_cache_identity, local_endpoint
-from ._openai_http import DirectRoute, direct_route, lean_cost, lean_enabled, post_chat
+from ._openai_http import DirectRoute, direct_route, import_in_background, lean_cost, lean_enabled, post_chat
 from ._prices import load_prices
 from ._retry import RetryPolicy, with_retries
 from ._scripted import SCRIPTED_LITELLM_MODEL, mock_tool_calls, run_responder, scripted_responder
@@ -24,6 +25,14 @@ from ._usage import litellm_cost, usage_from_response
 # Providers whose OpenAI-compatible servers accept response_format json_schema even where litellm's
 # capability map has no entry for the model name.
 _SCHEMA_PASSTHROUGH_PREFIXES = ("hosted_vllm/", "openai/", "ollama_chat/", "lm_studio/")
+
+
+def warm_up(configs: Iterable[ModelConfig]) -> None:
+    """Start loading, in the background, what calling these models will take: the lean path's HTTP client
+    when one of them is reached through it (see `import_in_background`)."""
+    if lean_enabled() and any(config.is_local or (not config.is_scripted and direct_route(config) is not None)
+                              for config in configs):
+        import_in_background()
 
 
 async def complete(

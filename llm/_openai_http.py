@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -76,6 +77,14 @@ def _first_set(names: tuple[str, ...]) -> str | None:
 _sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, AsyncIterator[None]]]
 _sessions = weakref.WeakKeyDictionary()
 _aiohttp: Any = None
+
+
+def import_in_background() -> None:
+    """Start importing the HTTP client now, in a thread of its own. Most of its import is building its TLS
+    context (reading the system's CA certificates), which runs without the interpreter's lock: on a second core,
+    beside the caller's own imports, instead of at the first call."""
+    if _aiohttp is None:
+        threading.Thread(target=_import_aiohttp, name="occusim-import-aiohttp", daemon=True).start()
 
 
 def _import_aiohttp() -> Any:

@@ -23,6 +23,7 @@ EPISODES_PER_WORKER = 128
 
 if TYPE_CHECKING:
     from occusim.environments import FaultMode
+    from occusim.llm import ModelConfig
 
 DESCRIPTION = """\
 Run every (task, fault mode, trial) combination as a real MCP episode, concurrently, judge each one, and
@@ -128,10 +129,12 @@ def _modes(text: str) -> list[FaultMode]:
     return cast("list[FaultMode]", list(dict.fromkeys(modes)))
 
 
-def _resolve(role: str, model: str | None) -> str:
+def _configs(args: argparse.Namespace) -> list[ModelConfig]:
+    """The agent, world-model and judge models, from the flags or the environment."""
     from occusim.llm import ModelConfig
 
-    return ModelConfig.for_role(role, model=model).model
+    return [ModelConfig.for_role(role, model=model) for role, model in
+            (("agent", args.agent_model), ("world_model", args.world_model), ("judge", args.judge_model))]
 
 
 def _workers(args: argparse.Namespace, models: list[str]) -> int | None:
@@ -149,12 +152,6 @@ def _workers(args: argparse.Namespace, models: list[str]) -> int | None:
     return 1 if in_process else max(1, min(cores, math.ceil(args.concurrency / EPISODES_PER_WORKER)))
 
 
-def _models(args: argparse.Namespace) -> list[str]:
-    """The agent, world-model and judge models, from the flags or the environment."""
-    return [_resolve(role, model) for role, model in
-            (("agent", args.agent_model), ("world_model", args.world_model), ("judge", args.judge_model))]
-
-
 def _start_workers_early(args: argparse.Namespace, workers: int | None) -> None:
     """With worker processes ahead, start their fork server before this process imports the batch runner, so
     that both import at once (on two cores, one start-up instead of two in a row)."""
@@ -170,12 +167,17 @@ async def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _collect_less()
     try:
-        models = _models(args)
+        configs = _configs(args)
+        models = [config.model for config in configs]
         workers = _workers(args, models)
     except ValueError as error:
         print(f"occusim run: {error}", file=sys.stderr)
         return 2
     _start_workers_early(args, workers)
+    if not args.dry_run:
+        from occusim.llm import warm_up
+
+        warm_up(configs)
     from pydantic import ValidationError
 
     from occusim.clients import RunConfig, RunError, plan_batch, run_batch

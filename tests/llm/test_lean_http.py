@@ -225,3 +225,23 @@ async def test_the_local_model_is_reached_on_the_lean_path_as_through_litellm(mo
     assert sent_lean == sent_litellm
     assert sent_lean["model"] == "occusim-local" and sent_lean["max_tokens"] >= 192
     assert ("grammar" in sent_lean) is llguidance and ("response_format" in sent_lean) is not llguidance
+
+
+def test_warm_up_loads_the_http_client_in_the_background_only_for_lean_models():
+    script = (
+        "import json, sys, threading\n"
+        "from occusim.llm import ModelConfig, warm_up\n"
+        "def loading():\n"
+        "    return [t for t in threading.enumerate() if t.name == 'occusim-import-aiohttp']\n"
+        "warm_up([ModelConfig(model='anthropic/claude-x'), ModelConfig(model='scripted/triage')])\n"
+        "untouched = not loading() and 'aiohttp' not in sys.modules\n"
+        "warm_up([ModelConfig(model='openai/x', api_base='http://127.0.0.1:9/v1')])\n"
+        "started = bool(loading())\n"
+        "for thread in loading():\n"
+        "    thread.join(60)\n"
+        "print(json.dumps([untouched, started, 'aiohttp' in sys.modules]))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == [True, True, True]
