@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.validators import validator_for
-
 from ._categories import CATEGORIES, category_slug
 from ._errors import ScenarioError, ScenarioErrors
+from ._metaschema_check import schema_problem
 from ._parse import parse_scenario
 from ._read_only_inference import infer_read_only
 from ._scenario import Scenario
@@ -434,12 +432,7 @@ def _input_schema(raw: Any) -> tuple[dict[str, Any], str | None]:
 def _schema_problem(canonical: str) -> str | None:
     """Why the schema (canonical JSON) is not valid JSON Schema, or None. Checked once per distinct schema: a
     release's tasks often share their tools, and checking against the metaschema is the costly part of loading."""
-    schema = json.loads(canonical)
-    try:
-        validator_for(schema, default=Draft202012Validator).check_schema(schema)
-    except SchemaError as error:
-        return str(error.message)
-    return None
+    return schema_problem(json.loads(canonical))
 
 
 def _repair_schema(schema: dict[str, Any]) -> dict[str, Any]:
