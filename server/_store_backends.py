@@ -2,10 +2,11 @@
 `Connection`, and a backend runs it in a transaction (`write`) or outside one (`read`).
 
 SQLite goes through the standard library's driver in threads: every write in one writer thread (SQLite has one
-writer at a time, so queueing writes there is the same order as waiting for its lock, without polling), reads
-in a few reader threads beside it (WAL lets them run while the writer writes). A write is one hand-off to the
-writer thread, where an async driver makes several (begin, each statement, commit, the pool's reset), each a
-wake-up of both threads: on a step's two statements that was 2.5 times the CPU.
+writer at a time, so queueing writes there is the same order as waiting for its lock, without polling), which
+commits the writes queued together in one transaction (`_group_commit`), and reads in a few reader threads
+beside it (WAL lets them run while the writer writes). A write is one hand-off to the writer thread, where an
+async driver makes several (begin, each statement, commit, the pool's reset), each a wake-up of both threads:
+on a step's two statements that was 2.5 times the CPU.
 
 PostgreSQL goes through asyncpg, each operation in one greenlet (`AsyncConnection.run_sync`), with the pool
 sized by the caller.
@@ -24,6 +25,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL
 from sqlalchemy.pool import StaticPool
 
+from ._group_commit import GroupCommitWriter
 from ._limits import LoopSemaphore
 
 if TYPE_CHECKING:
@@ -81,39 +83,29 @@ class SQLiteBackend:
         self.engine: Engine = create_engine(url.set(drivername="sqlite+pysqlite"), **options)
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._in_memory = in_memory
-        self._threads: tuple[ThreadPoolExecutor, ThreadPoolExecutor] | None = None
+        self._writer = GroupCommitWriter(self.engine)
+        self._readers: ThreadPoolExecutor | None = None
 
     async def write(self, operation: Operation[T]) -> T:
-        return await _in_thread(self._executors()[0], self._transaction, operation)
+        return await self._writer.write(operation)
 
     async def read(self, operation: Operation[T]) -> T:
-        return await _in_thread(self._executors()[1], self._connected, operation)
+        if self._in_memory:
+            return await self._writer.run_alone(functools.partial(self._connected, operation))
+        if self._readers is None:
+            self._readers = ThreadPoolExecutor(SQLITE_READERS, thread_name_prefix="occusim-store-reader")
+        return await _in_thread(self._readers, self._connected, operation)
 
     async def migrate(self, operation: Operation[T], *, schema: str | None, where: str) -> T:
-        return await _in_thread(self._executors()[0], self._migrating, operation, where)
+        return await self._writer.run_alone(functools.partial(self._migrating, operation, where))
 
     async def dispose(self) -> None:
         """Close the connections and let the threads end (a later operation starts new ones)."""
-        if self._threads is None:
-            return
-        writer, readers = self._threads
-        self._threads = None
-        await _in_thread(writer, self.engine.dispose)
-        writer.shutdown(wait=False)
-        readers.shutdown(wait=False)
-
-    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
-        """The writer thread and the reader threads, started on first use."""
-        if self._threads is None:
-            writer = ThreadPoolExecutor(1, thread_name_prefix="occusim-store-writer")
-            readers = (writer if self._in_memory else
-                       ThreadPoolExecutor(SQLITE_READERS, thread_name_prefix="occusim-store-reader"))
-            self._threads = writer, readers
-        return self._threads
-
-    def _transaction(self, operation: Operation[T]) -> T:
-        with self.engine.begin() as conn:
-            return operation(conn)
+        await self._writer.run_alone(self.engine.dispose)
+        self._writer.stop()
+        if self._readers is not None:
+            self._readers.shutdown(wait=False)
+            self._readers = None
 
     def _connected(self, operation: Operation[T]) -> T:
         with self.engine.connect() as conn:
