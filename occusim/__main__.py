@@ -1,5 +1,5 @@
 """Allows `python -m occusim`."""
 
-from occusim.clients.cli import main
+from occusim.clients.cli import entry
 
-raise SystemExit(main())
+entry()

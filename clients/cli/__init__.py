@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import importlib
 import inspect
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # name -> (module, one-line summary). Modules load lazily so `occusim --help` stays fast.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -26,6 +29,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge-serve": ("occusim.clients.cli.judge_serve", "Run the stateless judging service over HTTP."),
     "judge-agreement": ("occusim.clients.cli.judge_agreement", "Compare judge verdicts with expert labels."),
 }
+
+# Commands whose process ends without tearing the interpreter down once they return: by then everything they
+# wrote is closed and committed, and tearing down what a run loads (every module's objects, freed one by one)
+# took about 0.1 s, a share of a short run's time.
+EXIT_AT_ONCE = frozenset({"run"})
 
 EPILOG = """\
 examples:
@@ -103,3 +111,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         raise
     return int(result or 0)
+
+
+def entry() -> NoReturn:
+    """The `occusim` console script and `python -m occusim`: `main`, then the process's end."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv and argv[0] in EXIT_AT_ONCE:
+        exit_at_once(code)
+    raise SystemExit(code)
+
+
+def exit_at_once(code: int) -> NoReturn:
+    """End the process now with `code`, after what an ordinary exit runs first (the `atexit` handlers, logging's
+    flush among them, and the standard streams' flush) but without the interpreter's teardown."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
+            pass
+    os._exit(code)
