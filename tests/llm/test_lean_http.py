@@ -10,8 +10,11 @@ import sys
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from occusim.llm import Completion, ModelConfig, ProviderAnswerError, ProviderError, RetryPolicy, complete
+from occusim.llm._openai_http import decode_body, encode_body
 from occusim.testing import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 
 USER = [{"role": "system", "content": "You simulate a desk."}, {"role": "user", "content": "ping"}]
@@ -245,3 +248,25 @@ def test_warm_up_loads_the_http_client_in_the_background_only_for_lean_models():
 
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout) == [True, True, True]
+
+
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats(allow_nan=False,
+                                                                                       allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), json_like, max_size=5))
+def test_a_request_body_is_encoded_as_the_json_it_holds(body):
+    assert json.loads(encode_body(body)) == body
+
+
+def test_an_answer_body_is_read_as_json_or_refused_as_not_json():
+    assert decode_body(b'{"choices": [], "usage": {"prompt_tokens": 3}}') == {"choices": [], "usage": {"prompt_tokens": 3}}
+    assert decode_body(b'{"score": NaN}')["score"] != decode_body(b'{"score": NaN}')["score"]  # NaN, read as before
+    for garbage in (b"", b"<html>502</html>", b'{"choices": [', "é".encode("latin-1")):
+        with pytest.raises(ValueError):
+            decode_body(garbage)
