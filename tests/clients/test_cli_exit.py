@@ -66,3 +66,13 @@ def test_atexit_handlers_run_before_the_process_ends(tmp_path: Path):
 
     assert ran.returncode == 3 and ran.stdout == "buffered line"
     assert marker.read_text() == "yes"
+
+
+def test_the_collector_is_back_on_after_a_run_in_this_process(tmp_path: Path, capsys):
+    import gc
+
+    from occusim.clients.cli import main
+
+    assert main(["run", "--workers", "0", "--agent-model", "scripted/x", "--out", str(tmp_path / "out")]) == 2
+    assert gc.isenabled()
+    assert "--workers 0" in capsys.readouterr().err
