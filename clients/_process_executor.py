@@ -16,11 +16,11 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
-import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import Any, cast
 
 from ._executor import RunnerFactory, WorkPlan
 from ._results import Combination, RunError
@@ -78,6 +78,9 @@ class _Worker:
     capacity: int
     process: BaseProcess | None = None
     inbox: Any = None
+    # The read end of this worker's own pipe for its reports. Each worker writes to a pipe of its own: a
+    # worker killed while writing to a queue shared by all of them would keep that queue's lock forever.
+    outbox: multiprocessing.connection.Connection | None = None
     assigned: dict[tuple[str, str, int], Combination] = field(default_factory=dict)
     stopping: bool = False
 
@@ -91,11 +94,9 @@ class ProcessExecutor:
         self.workers = workers
         self.concurrency = concurrency
         self._context = worker_context()
-        self._outbox: Any = None
         self._replacements = 0
 
     async def run(self, plan: WorkPlan) -> None:
-        self._outbox = self._context.Queue()
         workers = [_Worker(index, capacity)
                    for index, capacity in enumerate(shares(self.concurrency, min(self.workers, plan.total)))]
         try:
@@ -103,8 +104,7 @@ class ProcessExecutor:
                 self._start(worker)
             self._fill(workers, plan)
             while not plan.finished:
-                message = await asyncio.to_thread(_receive, self._outbox)
-                if message is not None:
+                for message in await asyncio.to_thread(_receive, workers):
                     await self._handle(WorkerReport.model_validate_json(message), workers, plan)
                 await self._replace_dead(workers, plan)
                 self._fill(workers, plan)
@@ -116,11 +116,16 @@ class ProcessExecutor:
     def _start(self, worker: _Worker) -> None:
         worker.inbox = self._context.Queue()
         worker.assigned.clear()
+        if worker.outbox is not None:
+            worker.outbox.close()
+        reader, writer = self._context.Pipe(duplex=False)
+        worker.outbox = reader
         worker.process = self._context.Process(
-            target=_worker_main, args=(self.factory, self.spec_json, worker.index, worker.inbox, self._outbox),
+            target=_worker_main, args=(self.factory, self.spec_json, worker.index, worker.inbox, writer),
             name=f"occusim-worker-{worker.index}", daemon=True,
         )
         worker.process.start()
+        writer.close()  # the worker holds the only write end: its death reads as the pipe's end here
 
     def _fill(self, workers: list[_Worker], plan: WorkPlan) -> None:
         for worker in workers:
@@ -168,14 +173,27 @@ class ProcessExecutor:
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
+            if worker.outbox is not None:
+                worker.outbox.close()
+                worker.outbox = None
 
 
-def _receive(outbox: Any) -> str | None:
-    try:
-        message: str = outbox.get(timeout=_POLL)
-    except queue.Empty:
-        return None
-    return message
+def _receive(workers: list[_Worker]) -> list[bytes]:
+    """The reports that arrive within _POLL seconds. A pipe whose worker died (or died while writing a report,
+    leaving half of it) is dropped here; the worker is replaced when its exit is seen."""
+    readers = {worker.outbox: worker for worker in workers if worker.outbox is not None}
+    if not readers:
+        time.sleep(_POLL)
+        return []
+    messages = []
+    for ready in multiprocessing.connection.wait(list(readers), timeout=_POLL):
+        connection = cast(multiprocessing.connection.Connection, ready)
+        try:
+            messages.append(connection.recv_bytes())
+        except (EOFError, OSError):
+            readers[connection].outbox = None
+            connection.close()
+    return messages
 
 
 def _worker_main(factory: RunnerFactory, spec_json: str, index: int, inbox: Any, outbox: Any) -> None:
@@ -192,13 +210,14 @@ async def _serve(factory: RunnerFactory, spec_json: str, index: int, inbox: Any,
 
             async def one(combo: Combination) -> None:
                 row = await runner.run_combination(combo)
-                outbox.put(WorkerReport(worker=index, row=row).model_dump_json())
+                outbox.send_bytes(WorkerReport(worker=index, row=row).model_dump_json().encode())
 
             async with asyncio.TaskGroup() as group:
                 while (message := await asyncio.to_thread(inbox.get)) is not None:
                     group.create_task(one(Combination.model_validate_json(message)))
     except Exception as error:  # reported to the driver, which stops the run with it
-        outbox.put(WorkerReport(worker=index, error=f"{type(error).__name__}: {error}").model_dump_json())
+        report = WorkerReport(worker=index, error=f"{type(error).__name__}: {error}")
+        outbox.send_bytes(report.model_dump_json().encode())
 
 
 def _exit_with_parent() -> None:
