@@ -97,9 +97,8 @@ class Store:
         self._sqlite_path: Path | None = None
         self._database: StoreBackend
         if self.backend == "sqlite":
-            if (parsed.database or "") not in ("", ":memory:"):
-                self._sqlite_path = Path(parsed.database or "")
-            self._database = SQLiteBackend(parsed, echo=echo)
+            sqlite = SQLiteBackend(parsed, echo=echo)
+            self._sqlite_path, self._database = sqlite.path, sqlite
         else:
             self._database = PostgresBackend(parsed, schema=schema, echo=echo, pool_size=pool_size,
                                              max_overflow=max_overflow, pool_timeout=pool_timeout)
@@ -115,7 +114,7 @@ class Store:
 
     async def run_migration(self, operation: Operation[T]) -> T:
         """Run `operation` in a transaction that holds the store's migration lock against other processes."""
-        return await self._database.migrate(operation, schema=self.schema, where=self._where())
+        return await self._database.migrate(operation, where=self._where())
 
     def __repr__(self) -> str:
         return f"Store({make_url(self.url).render_as_string(hide_password=True)!r})"

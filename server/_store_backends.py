@@ -19,6 +19,7 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
@@ -48,8 +49,9 @@ class StoreBackend(Protocol):
         """Run `operation` on a connection of its own."""
         ...
 
-    async def migrate(self, operation: Operation[T], *, schema: str | None, where: str) -> T:
-        """Run `operation` in a transaction that holds the store's migration lock against other processes."""
+    async def migrate(self, operation: Operation[T], *, where: str) -> T:
+        """Run `operation` in a transaction that holds the store's migration lock against other processes
+        (`where` names the store in errors)."""
         ...
 
     async def dispose(self) -> None:
@@ -72,6 +74,8 @@ class SQLiteBackend:
 
     def __init__(self, url: URL, *, echo: bool = False) -> None:
         in_memory = (url.database or "") in ("", ":memory:")
+        # The database file, None for an in-memory database.
+        self.path: Path | None = None if in_memory else Path(url.database or "")
         options: dict[str, Any] = {
             "echo": echo,
             # The threads below share the pool's connections, one thread at a time per connection.
@@ -96,7 +100,7 @@ class SQLiteBackend:
             self._readers = ThreadPoolExecutor(SQLITE_READERS, thread_name_prefix="occusim-store-reader")
         return await _in_thread(self._readers, self._connected, operation)
 
-    async def migrate(self, operation: Operation[T], *, schema: str | None, where: str) -> T:
+    async def migrate(self, operation: Operation[T], *, where: str) -> T:
         return await self._writer.run_alone(functools.partial(self._migrating, operation, where))
 
     async def dispose(self) -> None:
@@ -142,6 +146,7 @@ class PostgresBackend:
         if schema is not None:
             engine = engine.execution_options(schema_translate_map={None: schema})
         self.engine: AsyncEngine = engine
+        self._schema = schema
         self._connections = LoopSemaphore(pool_size + max_overflow)
 
     async def write(self, operation: Operation[T]) -> T:
@@ -152,8 +157,8 @@ class PostgresBackend:
         async with self._connections.hold(), self.engine.connect() as conn:
             return await conn.run_sync(operation)
 
-    async def migrate(self, operation: Operation[T], *, schema: str | None, where: str) -> T:
-        async with self._migrating(schema) as conn:
+    async def migrate(self, operation: Operation[T], *, where: str) -> T:
+        async with self._migrating(self._schema) as conn:
             return await conn.run_sync(operation)
 
     async def dispose(self) -> None:
