@@ -266,12 +266,17 @@ def _compare(golden: Any, simulated: Any, path: str, key: str | None, from_state
 def _flatten(value: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict) and value:
         for name, item in value.items():
-            yield from _flatten(item, f"{pointer}/{jsonpointer.escape(str(name))}")
+            yield from _flatten(item, _child(pointer, name))
     elif isinstance(value, list) and value:
         for index, item in enumerate(value):
             yield from _flatten(item, f"{pointer}/{index}")
     else:
         yield pointer, value
+
+
+def _child(pointer: str, name: Any) -> str:
+    """The JSON Pointer of the member `name` under `pointer`."""
+    return f"{pointer}/{jsonpointer.escape(str(name))}"
 
 
 def _changes(before: Any, after: Any, pointer: str = "") -> dict[str, Any]:
@@ -284,11 +289,11 @@ def _changes(before: Any, after: Any, pointer: str = "") -> dict[str, Any]:
         changed: dict[str, Any] = {}
         for name in before.keys() | after.keys():
             if name not in after:
-                changed.update((p, _REMOVED) for p, _ in _flatten(before[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
+                changed.update((p, _REMOVED) for p, _ in _flatten(before[name], _child(pointer, name)))
             elif name not in before:
-                changed.update(_flatten(after[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
+                changed.update(_flatten(after[name], _child(pointer, name)))
             elif before[name] != after[name]:
-                changed.update(_changes(before[name], after[name], f"{pointer}/{jsonpointer.escape(str(name))}"))
+                changed.update(_changes(before[name], after[name], _child(pointer, name)))
         return changed
     if isinstance(before, list) and isinstance(after, list) and before and after:
         changed = {}
