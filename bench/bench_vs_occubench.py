@@ -5,8 +5,9 @@ endpoint (bench/_fake_openai.py, its own process) that answers every call after 
 Each episode makes --tool-calls tool calls: 2N+1 sequential agent/world-model calls, then 3 verifier votes
 at once, so an episode cannot take less than (2N+2) x latency (the latency bound). For each concurrency it
 prints episodes per hour, the share of the bound reached, and the client CPU per episode of the whole
-process (start-up included, from wait4), with the ratios occusim / OccuBench. --profile adds where
-occusim's CPU goes per component, sampled with py-spy (`pip install py-spy`).
+process (start-up included, from wait4), with the ratios occusim / OccuBench. Both run from compiled
+bytecode, as installed packages do (compile_both). --profile adds where occusim's CPU goes per component,
+sampled with py-spy (`pip install py-spy`).
 
     python bench/bench_vs_occubench.py                        # concurrency 64 and 256
     python bench/bench_vs_occubench.py --concurrency 64 --paths lean,litellm --profile
@@ -15,6 +16,7 @@ occusim's CPU goes per component, sampled with py-spy (`pip install py-spy`).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -62,12 +64,15 @@ class Run:
 
 
 def sample_copy(folder: Path, episodes: int) -> Path:
-    """The OccuBench sample with its tasks repeated (new task ids) up to `episodes` tasks."""
+    """The OccuBench sample with its tasks repeated (new task ids) up to `episodes` tasks, and a copy of the
+    harness's code compiled beside it (see compile_both)."""
     sample = occubench_sample_path()
     copy = folder / f"occubench-{episodes}"
     copy.mkdir()
-    for name in ("occubench", "world_model_configs", "task_scenario_all_pool.jsonl"):
+    for name in ("world_model_configs", "task_scenario_all_pool.jsonl"):
         (copy / name).symlink_to(sample / name)
+    shutil.copytree(sample / "occubench", copy / "occubench", ignore=shutil.ignore_patterns("__pycache__"))
+    compile_both(copy / "occubench")
     tasks = [json.loads(line) for line in (sample / "eval_benchmark_solvable.jsonl").read_text().splitlines() if line]
     rows = []
     for index in range(episodes):
@@ -76,6 +81,18 @@ def sample_copy(folder: Path, episodes: int) -> Path:
         rows.append(json.dumps(task, ensure_ascii=False))
     (copy / "eval_benchmark_solvable.jsonl").write_text("\n".join(rows) + "\n")
     return copy
+
+
+def compile_both(harness_code: Path) -> None:
+    """Compile both harnesses' modules before they are timed, as an installed package is: pip compiles what it
+    installs, and Python caches what it imports from a writable checkout. Without this, a read-only checkout
+    (OccuBench's, beside ours) or PYTHONDONTWRITEBYTECODE would make every run compile its modules again (about
+    0.1 s of occusim's start-up). The installed dependencies were compiled by pip."""
+    roots = [harness_code]
+    for name in ("occusim", *(f"occusim.{package}" for package in ("environments", "llm", "server", "judge", "clients"))):
+        spec = importlib.util.find_spec(name)
+        roots += [Path(location) for location in (spec.submodule_search_locations or [])] if spec else []
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *map(str, roots)], check=True, stdout=subprocess.DEVNULL)
 
 
 def measured(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> tuple[float, float, int]:
