@@ -43,6 +43,7 @@ GENERIC_RULES = (
 # The pre-rendered prompt ends with the initial state, the state descriptions and the action set as
 # literal text; the runtime renders those itself, so the rules stop where that tail starts.
 _RENDERED_TAIL = re.compile(r"^\{\{?initial_state\}\}?:", re.MULTILINE)
+_ESCAPED_BRACES = re.compile(r"\{\{|\}\}")
 _TOOL_NAME_CHARS = re.compile(r"[^A-Za-z0-9_\-]+")
 _SLUG_CHARS = re.compile(r"[^a-z0-9\-_]+")
 _TASK_ID_CHARS = re.compile(r"[^a-z0-9\-_./]+")
@@ -290,19 +291,14 @@ def unescape_braces(text: str) -> str:
     """Undo `{{`/`}}` format-template escapes, but only when every brace in `text` is so escaped.
 
     A lone brace means the text is not a format template (e.g. literal JSON, where `}}` is real), so it
-    is returned unchanged.
+    is returned unchanged. Pairs are taken from the left, as str.format reads them.
     """
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char in "{}":
-            if text[index + 1 : index + 2] != char:
-                return text
-            index += 1
-        out.append(char)
-        index += 1
-    return "".join(out)
+    if "{" not in text and "}" not in text:
+        return text
+    lone = _ESCAPED_BRACES.sub("", text)
+    if "{" in lone or "}" in lone:
+        return text
+    return text.replace("{{", "{").replace("}}", "}")
 
 
 def _task(release: _Release, row: _TaskRow) -> dict[str, Any] | None:

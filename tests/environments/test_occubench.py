@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from occusim.environments import (
     CATEGORIES,
@@ -173,6 +175,19 @@ def test_unescape_braces_only_touches_escaped_templates():
     assert unescape_braces('{{"a": {{"b": 1}}}}') == '{"a": {"b": 1}}'
     literal = 'Return {"a": {"b": 1}} as is'
     assert unescape_braces(literal) == literal
+
+
+def _as_format_reads(text: str) -> str:
+    # str.format with no arguments undoes the escapes, and raises on any lone brace (or replacement field).
+    try:
+        return text.format()
+    except (ValueError, IndexError, KeyError):
+        return text
+
+
+@given(st.text(alphabet="{}a\n", max_size=40))
+def test_unescape_braces_reads_pairs_as_str_format_does(text: str):
+    assert unescape_braces(text) == _as_format_reads(text)
 
 
 def test_rules_cut_at_the_last_rendered_state_block():
