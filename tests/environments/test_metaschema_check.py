@@ -1,5 +1,7 @@
-"""The single-document metaschema check says what jsonschema's own `check_schema` says, on generated schemas
-(valid and not) and on every tool schema of the OccuBench releases, and reports jsonschema's own message."""
+"""The fast checks say what jsonschema's own `check_schema` says, on generated schemas (valid and not) and on
+every tool schema of the OccuBench releases, and an invalid schema gets jsonschema's own message: the
+single-document check agrees both ways, jsonschema-rs's "valid" (the only verdict of its that is used) is
+never wrong."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, SchemaError
 
 from occusim.environments import _occubench, load_catalog
-from occusim.environments._metaschema_check import schema_problem, single_document_validator
+from occusim.environments._metaschema_check import _plainly_valid, schema_problem, single_document_validator
 
 FULL = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
@@ -51,6 +53,31 @@ def schemas() -> st.SearchStrategy[object]:
 @given(schemas())
 def test_the_single_document_check_agrees_with_jsonschema(schema):
     assert single_document_validator().is_valid(schema) == FULL.is_valid(schema)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schemas())
+def test_what_jsonschema_rs_calls_valid_is_valid(schema):
+    if _plainly_valid(schema):
+        assert FULL.is_valid(schema)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?<name>x)"}}},  # not Python's syntax
+    {"type": "object", "patternProperties": {"(": {}}},
+    {"type": "object", "properties": {"a": {"type": "integer", "minimum": float("nan")}}},
+    {"type": "object", "properties": {"when": {"default": __import__("datetime").date(2026, 1, 1)}}},
+    {"type": "object", "properties": {"tags": {"enum": [{"a", "b"}]}}},  # a set: not JSON
+])
+def test_jsonschema_rs_leaves_what_it_does_not_check_to_jsonschema(schema):
+    assert not _plainly_valid(schema)
+
+
+def test_jsonschema_rs_answers_for_a_plain_tool_schema():
+    tool = {"type": "object", "properties": {"id": {"type": "string", "description": "The case"},
+                                             "limit": {"type": "integer", "minimum": 1}}, "required": ["id"]}
+    assert _plainly_valid(tool)
+    assert not _plainly_valid({**tool, "required": "id"})
 
 
 def test_generated_schemas_include_valid_and_invalid_ones():
@@ -99,6 +126,7 @@ def test_every_tool_schema_of_the_release_gets_the_same_verdict(occubench, monke
     assert checked
     for schema in checked:
         assert single_document_validator().is_valid(schema) == FULL.is_valid(schema), schema
+        assert _plainly_valid(schema) <= FULL.is_valid(schema), schema
 
 
 def test_a_tool_schema_whose_dollar_schema_is_not_a_string_is_replaced_not_fatal():
