@@ -332,7 +332,7 @@ class BatchRunner:
         finally:
             if run is not None:
                 spent.add("agent", run.usage)
-        record = await self.store.load_episode(episode_id)
+        record = self.transport.closed_record(episode_id) or await self.store.load_episode(episode_id)
         world_usage = sum_usage(step.usage for step in record.steps)
         spent.add("world_model", world_usage)
         outages = [step for step in record.steps if is_world_model_outage(step)]

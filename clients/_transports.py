@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from mcp import Client
 from pydantic import ValidationError
 
-from occusim.environments import Catalog, FaultSettings, HarnessPrompts, SimulationMode, Task
+from occusim.environments import Catalog, EpisodeRecord, FaultSettings, HarnessPrompts, SimulationMode, Task
 from occusim.rest import ErrorBody
 from occusim.server import (
     CreateEpisodeRequest,
@@ -40,6 +40,11 @@ class EpisodeTransport(Protocol):
     def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AbstractAsyncContextManager[
             tuple[Client, str]]: ...
 
+    def closed_record(self, episode_id: str) -> EpisodeRecord | None:
+        """The record of a closed episode this transport served, as committed, once, where this process holds
+        it; None: read it from the store."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -53,6 +58,9 @@ class InProcessTransport:
         self.service = EpisodeService(catalog, store, world_model=world_model, harness=harness)
         self.mode = mode
         self.read_timeout = read_timeout
+        # Closed episodes' records, until the runner takes them: the copy in memory is the committed one (an
+        # episode adds a step or closes only once the store has), so the runner need not read it back.
+        self._closed: dict[str, EpisodeRecord] = {}
 
     @asynccontextmanager
     async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
@@ -63,9 +71,14 @@ class InProcessTransport:
         finally:
             # An episode left open (the agent failed) would otherwise stay cached in memory.
             self.service.forget(episode.id)
+            if episode.closed and not self.service.store.shared:
+                self._closed[episode.id] = episode.record
+
+    def closed_record(self, episode_id: str) -> EpisodeRecord | None:
+        return self._closed.pop(episode_id, None)
 
     async def close(self) -> None:
-        return None
+        self._closed.clear()
 
 
 class StdioTransport:
@@ -100,6 +113,9 @@ class StdioTransport:
         parameters = stdio_command(self.command(task, faults, episode_id))
         async with connect(parameters, read_timeout_seconds=self.read_timeout) as client:
             yield client, episode_id
+
+    def closed_record(self, episode_id: str) -> EpisodeRecord | None:
+        return None  # served by another process
 
     async def close(self) -> None:
         return None
@@ -167,6 +183,9 @@ class HttpTransport:
         created = _created(await self._http.post("/v1/episodes", json=request.model_dump(mode="json")))
         async with connect(created.mcp_url, token=created.token, read_timeout_seconds=self.read_timeout) as client:
             yield client, created.episode_id
+
+    def closed_record(self, episode_id: str) -> EpisodeRecord | None:
+        return None  # held by the service behind HTTP
 
     async def close(self) -> None:
         if self._http is not None:
