@@ -17,7 +17,7 @@ from ._json_output import parse_json_output
 from ._litellm import load_litellm_async
 from ._local import LOCAL_ALIAS, LocalEndpoint, local_cache_identity, local_endpoint
 from ._openai_http import DirectRoute, direct_route, import_in_background, lean_cost, lean_enabled, post_chat
-from ._prices import load_prices
+from ._prices import load_prices, read_prices_soon
 from ._retry import RetryPolicy, with_retries
 from ._scripted import SCRIPTED_LITELLM_MODEL, mock_tool_calls, run_responder, scripted_responder
 from ._usage import litellm_cost, usage_from_response
@@ -81,6 +81,8 @@ async def complete(
     }
     local = await local_endpoint(config.model) if config.is_local and lean_enabled() else None
     route = _local_route(local) if local is not None else None if config.is_scripted else direct_route(config)
+    if route is not None and route.priced_as is not None:
+        read_prices_soon()
     started = time.perf_counter()
     response = await with_retries(
         lambda: _answer_of(_call_direct(route, messages, request, local) if route

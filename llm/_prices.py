@@ -14,6 +14,7 @@ from typing import Any
 _PRICE_FILE = "model_prices_and_context_window_backup.json"
 _lock = threading.Lock()
 _map: dict[str, Any] | None = None
+_reading = False
 
 
 def _price_map() -> dict[str, Any]:
@@ -30,6 +31,15 @@ def _price_map() -> dict[str, Any]:
                     break
             _map = found
         return _map
+
+
+def read_prices_soon() -> None:
+    """Start reading the price map in a thread, once: called as a priced request goes out, so that the read
+    (about 40 ms of CPU) overlaps the wait for the answer instead of following it."""
+    global _reading
+    if _map is None and not _reading:
+        _reading = True  # a second reader started by a race only waits on the lock
+        threading.Thread(target=_price_map, name="occusim-read-prices", daemon=True).start()
 
 
 async def load_prices() -> None:

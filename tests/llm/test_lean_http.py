@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import occusim.llm._prices as _prices
 from occusim.llm import Completion, ModelConfig, ProviderAnswerError, ProviderError, RetryPolicy, complete
 from occusim.llm._openai_http import decode_body, encode_body
 from occusim.testing import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
@@ -85,6 +86,22 @@ async def test_usage_and_cost_follow_the_price_map():
     # gpt-4o-mini: 800 fresh prompt tokens at 0.15 $/M, 400 cached at 0.075 $/M, 300 output at 0.6 $/M.
     assert priced.usage.cost_usd == pytest.approx(800 * 0.15e-6 + 400 * 0.075e-6 + 300 * 0.6e-6)
     assert unpriced.usage.cost_usd is None and unpriced.usage.calls == 1
+
+
+async def test_the_price_map_is_read_while_the_first_priced_call_waits(monkeypatch):
+    monkeypatch.setattr(_prices, "_map", None)
+    monkeypatch.setattr(_prices, "_reading", False)
+    reading_when_asked: list[bool] = []
+
+    def reply(_number, _body, _key):
+        reading_when_asked.append(_prices._reading)
+        return Reply(answer("pong", cached_tokens=400))
+
+    with ProviderStub(reply).running() as stub:
+        priced = await complete(replace(stub.model, model="openai/gpt-4o-mini"), USER, cache=False)
+
+    assert reading_when_asked == [True]
+    assert priced.usage.cost_usd == pytest.approx(800 * 0.15e-6 + 400 * 0.075e-6 + 300 * 0.6e-6)
 
 
 async def test_a_repeated_request_is_served_from_the_cache(tmp_path):
