@@ -171,7 +171,7 @@ def _mean(values: list[bool]) -> float:
     return sum(values) / len(values)
 
 
-def robustness(rows: Iterable[ResultRow]) -> Robustness:
+def robustness(rows: Iterable[ResultRow], *, interval: bool = True) -> Robustness:
     """min(faulted modes) / E0, as in OccuBench, over the tasks scored in E0 and in every faulted mode.
 
     Each task weighs the same: its completion in a mode is the share of its scored trials that passed.
@@ -207,10 +207,11 @@ def robustness(rows: Iterable[ResultRow]) -> Robustness:
     worst = min(faulted, key=rates.__getitem__)
     note = (f"min({', '.join(faulted)}) / E0 = {worst} {rates[worst]:.3f} / E0 {clean:.3f} over {len(tasks)} "
             f"task(s) scored in every mode{partial}{dropped}{as_e3}")
-    return Robustness(value=rates[worst] / clean, note=note, ci=robustness_interval(per_task), rates=rates, **base)
+    return Robustness(value=rates[worst] / clean, note=note, ci=robustness_interval(per_task) if interval else None,
+                      rates=rates, **base)
 
 
-def _unbiased(rows: list[ResultRow], estimator: Callable[[int, int, int], float]
+def _unbiased(rows: list[ResultRow], estimator: Callable[[int, int, int], float], *, interval: bool = True
               ) -> tuple[dict[int, float], dict[int, Interval | None]]:
     """The estimator per (task, fault mode) unit, averaged over units with at least k trials, for each k."""
     units: dict[tuple[str, str], list[bool]] = defaultdict(list)
@@ -227,7 +228,7 @@ def _unbiased(rows: list[ResultRow], estimator: Callable[[int, int, int], float]
         ordered = [sums[task] for task in sorted(sums)]
         top, bottom = [value for value, _ in ordered], [count for _, count in ordered]
         means[k] = sum(top) / sum(bottom)
-        intervals[k] = ratio_interval(top, bottom)
+        intervals[k] = ratio_interval(top, bottom) if interval else None
     return means, intervals
 
 
@@ -237,7 +238,7 @@ def _checks(row: ResultRow) -> Iterable[Any]:
             yield from item.checks
 
 
-def judge_stats(rows: list[ResultRow]) -> JudgeStats:
+def judge_stats(rows: list[ResultRow], *, interval: bool = True) -> JudgeStats:
     """Votes, abstained votes and tied llm checks, read from each judged row's verdict."""
     judged = [row for row in rows if row.verdict is not None]
 
@@ -255,7 +256,7 @@ def judge_stats(rows: list[ResultRow]) -> JudgeStats:
 
     def share(count: Callable[[ResultRow], float], total: Callable[[ResultRow], float]) -> Share:
         return Share(count=int(sum(map(count, judged))), total=int(sum(map(total, judged))),
-                     ci=ratio_interval(*_by_task(judged, count, total)))
+                     ci=ratio_interval(*_by_task(judged, count, total)) if interval else None)
 
     return JudgeStats(votes=int(sum(map(votes, judged))), abstentions=share(abstained, votes),
                       ties=share(ties, llm_checks),
@@ -268,7 +269,7 @@ def faults_met(row: ResultRow) -> int:
     return len(row.faults_injected) if met is None else int(met)
 
 
-def faults_met_by_mode(rows: list[ResultRow]) -> dict[str, FaultsMet]:
+def faults_met_by_mode(rows: list[ResultRow], *, interval: bool = True) -> dict[str, FaultsMet]:
     out = {}
     for mode in fault_sorted({row.fault_mode for row in rows}):
         group = [row for row in rows if row.fault_mode == mode]
@@ -280,7 +281,7 @@ def faults_met_by_mode(rows: list[ResultRow]) -> dict[str, FaultsMet]:
                 return float(faults_met(row) < getattr(row, "faults_planned", 0))
 
             short = Share(count=int(sum(map(fell_short, group))), total=len(group),
-                          ci=ratio_interval(*_by_task(group, fell_short, lambda row: 1.0)))
+                          ci=ratio_interval(*_by_task(group, fell_short, lambda row: 1.0)) if interval else None)
         out[mode] = FaultsMet(episodes=len(group), mean=sum(map(faults_met, group)) / len(group),
                               counted="faults" if recorded else "faulted calls", short=short)
     return out
@@ -290,46 +291,49 @@ def _episode(row: ResultRow) -> str:
     return f"{row.task_id} {row.fault_mode} trial {row.trial}: {row.error}"
 
 
-def compute_metrics(rows: Iterable[ResultRow]) -> RunMetrics:
-    """Metrics over one row per combination. Infra-error and unjudged rows count only apart and in usage."""
+def compute_metrics(rows: Iterable[ResultRow], *, intervals: bool = True) -> RunMetrics:
+    """Metrics over one row per combination. Infra-error and unjudged rows count only apart and in usage.
+
+    `intervals=False` leaves every interval out (None): the bootstraps are most of the cost, which a summary
+    that prints none need not pay."""
     rows = list(rows)
     scored = [row for row in rows if row.scored]
     failed = [row for row in rows if row.status == "infra_error"]
     unjudged = [row for row in rows if row.status == UNJUDGED]
-    by_mode = rates_by(scored, lambda row: row.fault_mode)
-    cells = rates_by(scored, lambda row: (row.category, row.fault_mode))
+    by_mode = rates_by(scored, lambda row: row.fault_mode, interval=intervals)
+    cells = rates_by(scored, lambda row: (row.category, row.fault_mode), interval=intervals)
     by_category_and_mode: dict[str, dict[str, Rate]] = defaultdict(dict)
     for category, mode in sorted(cells, key=lambda cell: (cell[0], FAULT_ORDER.index(cell[1]))):
         by_category_and_mode[category][mode] = cells[category, mode]
     steps = sum(row.steps for row in scored)
     simulator_errors = sum(row.simulator_errors for row in scored)
     scores = [row.score for row in scored if row.score is not None]
-    pass_at, pass_at_ci = _unbiased(scored, pass_at_k)
-    pass_hat, pass_hat_ci = _unbiased(scored, pass_hat_k)
+    pass_at, pass_at_ci = _unbiased(scored, pass_at_k, interval=intervals)
+    pass_hat, pass_hat_ci = _unbiased(scored, pass_hat_k, interval=intervals)
     return RunMetrics(
         episodes=len(rows),
         scored=len(scored),
         infra_errors=len(failed),
         unjudged=len(unjudged),
-        completion=rate_of(scored),
-        by_category=dict(sorted(rates_by(scored, lambda row: row.category).items())),
+        completion=rate_of(scored, interval=intervals),
+        by_category=dict(sorted(rates_by(scored, lambda row: row.category, interval=intervals).items())),
         by_category_and_mode=dict(by_category_and_mode),
-        by_difficulty=dict(sorted(rates_by(scored, lambda row: row.difficulty).items())),
+        by_difficulty=dict(sorted(rates_by(scored, lambda row: row.difficulty, interval=intervals).items())),
         by_fault_mode={mode: by_mode[mode] for mode in fault_sorted(by_mode)},
         mean_score=sum(scores) / len(scores) if scores else None,
-        robustness=robustness(scored),
+        robustness=robustness(scored, interval=intervals),
         pass_at_k=pass_at,
         pass_hat_k=pass_hat,
         pass_at_k_ci=pass_at_ci,
         pass_hat_k_ci=pass_hat_ci,
-        judge=judge_stats(scored + unjudged),
-        faults_met=faults_met_by_mode(scored),
+        judge=judge_stats(scored + unjudged, interval=intervals),
+        faults_met=faults_met_by_mode(scored, interval=intervals),
         usage_by_role={role: sum_usage(row.usage.get(role, Usage()) for row in rows) for role in ROLES},
         steps=steps,
         simulator_error_steps=simulator_errors,
         simulator_error_rate=simulator_errors / steps if steps else None,
         simulator_error_ci=ratio_interval(*_by_task(scored, lambda row: float(row.simulator_errors),
-                                                    lambda row: float(row.steps))),
+                                                    lambda row: float(row.steps))) if intervals else None,
         infra_error_messages=[_episode(row) for row in failed],
         unjudged_messages=[_episode(row) for row in unjudged],
     )

@@ -218,7 +218,7 @@ async def run(args: argparse.Namespace) -> int:
         return report_catalog_problems("run", error.errors)
     from occusim.clients import compute_metrics
 
-    metrics = compute_metrics(summary.rows)
+    metrics = compute_metrics(summary.rows, intervals=False)  # the summary prints no interval
     completion = metrics.completion
     rate = "n/a" if completion.rate is None else f"{completion.rate:.1%}"
     print(f"occusim run: {summary.ran} episode(s) run, {summary.skipped} already done; completion {rate} "

@@ -246,3 +246,39 @@ def test_faults_met_per_episode():
     assert met["E2"].mean == 2.0 and met["E2"].counted == "faulted calls" and met["E2"].short is None
     assert met["E3"].mean == pytest.approx(5 / 4) and met["E3"].counted == "faults"
     assert met["E3"].short is not None and (met["E3"].short.count, met["E3"].short.total) == (2, 4)
+
+
+def _without_intervals(value):
+    """`value` (a dumped model) with every `ci` set to None."""
+    if isinstance(value, dict):
+        return {key: None if key == "ci" else _without_intervals(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_without_intervals(inner) for inner in value]
+    return value
+
+
+def _intervals(value) -> list:
+    if isinstance(value, dict):
+        return [inner for key, inner in value.items() if key == "ci" and inner is not None] + [
+            found for inner in value.values() for found in _intervals(inner)]
+    if isinstance(value, list):
+        return [found for inner in value for found in _intervals(inner)]
+    return []
+
+
+def test_metrics_without_intervals_are_the_same_figures_with_no_interval():
+    tasks = [f"s{index % 3}/t{index}" for index in range(6)]
+    rows = [row(task, mode, trial, (index + trial) % 3 != 0, simulator_errors=trial, category=f"c{index % 2}")
+            for index, task in enumerate(tasks) for mode in ("E0", "E1", "E3") for trial in range(2)]
+    rows[0] = rows[0].model_copy(update={"verdict": verdict(rows[0].task_id, [[True, None, True]])})
+    rows[-1] = rows[-1].model_copy(update={"faults_planned": 2, "faults_met": 1})
+
+    full_metrics = compute_metrics(rows).model_dump()
+    light = compute_metrics(rows, intervals=False).model_dump()
+
+    assert _intervals(full_metrics) and not _intervals(light)
+    assert all(value is None for value in light["pass_at_k_ci"].values()) and light["simulator_error_ci"] is None
+    stripped = _without_intervals(full_metrics) | {"simulator_error_ci": None}
+    stripped["pass_at_k_ci"] = dict.fromkeys(full_metrics["pass_at_k_ci"])
+    stripped["pass_hat_k_ci"] = dict.fromkeys(full_metrics["pass_hat_k_ci"])
+    assert light == stripped
