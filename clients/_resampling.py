@@ -7,9 +7,12 @@ tasks (clusters). Each call seeds its own generator, so the same rows always giv
 from __future__ import annotations
 
 from itertools import product
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # each function that computes imports numpy (0.1 s): a run's summary, without intervals, needs none
+    import numpy as np
 
 RESAMPLES = 2000
 SEED = 0
@@ -27,6 +30,8 @@ class Interval(BaseModel):
 
 
 def _percentile(values: np.ndarray) -> Interval | None:
+    import numpy as np
+
     values = values[np.isfinite(values)]
     # A statistic undefined in most resamples (0/0) has no interval worth printing.
     if values.size < RESAMPLES / 2:
@@ -37,6 +42,8 @@ def _percentile(values: np.ndarray) -> Interval | None:
 
 
 def _draws(clusters: int, seed: int) -> np.ndarray:
+    import numpy as np
+
     return np.random.default_rng(seed).integers(0, clusters, size=(RESAMPLES, clusters))
 
 
@@ -46,6 +53,8 @@ def ratio_interval(numerators: list[float], denominators: list[float], *, seed: 
     A completion rate is passed/scored episodes per task; a mean over units is value-sum/unit-count. None
     with fewer than two tasks: one task says nothing about the spread between tasks.
     """
+    import numpy as np
+
     if len(numerators) != len(denominators):
         raise ValueError("one numerator and one denominator per task")
     if len(numerators) < 2:
@@ -63,6 +72,8 @@ def robustness_interval(per_task: list[list[float]], *, seed: int = SEED) -> Int
     Column 0 is each task's E0 completion, the others its completion under each faulted mode. Resamples
     in which E0's mean is 0 (robustness undefined) are left out.
     """
+    import numpy as np
+
     if len(per_task) < 2:
         return None
     means = np.asarray(per_task, dtype=float)[_draws(len(per_task), seed)].mean(axis=1)
@@ -77,6 +88,8 @@ def sign_flip_p_value(differences: list[float], *, seed: int = SEED) -> float:
     as likely to have either sign. Exact (all sign patterns) for up to EXACT_FLIPS non-zero differences,
     else PERMUTATIONS random patterns, counting the observed one, as (hits + 1) / (PERMUTATIONS + 1).
     """
+    import numpy as np
+
     values = np.asarray([value for value in differences if value != 0], dtype=float)
     if values.size == 0:
         return 1.0

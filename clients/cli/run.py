@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import gc
-import importlib
 import logging
 import math
 import os
 import sys
-import threading
 from typing import TYPE_CHECKING, cast
 
 from ._catalog_options import add_catalog_options, add_task_option, report_catalog_problems
@@ -209,7 +205,6 @@ async def run(args: argparse.Namespace) -> int:
             from ._run_plan import warn_unpriced
 
             warn_unpriced(config)
-        _load_later("occusim.clients._metrics")
         summary = await run_batch(config, args.out, show_progress=not args.no_progress)
     except (ValueError, RunError, ValidationError, ImportError, OSError) as error:
         print(f"occusim run: {error}", file=sys.stderr)
@@ -234,18 +229,6 @@ async def run(args: argparse.Namespace) -> int:
               "--out (and a new --max-cost) to go on")
     print(f"  results: {summary.run_dir / 'results.jsonl'}; report: occusim report {summary.run_dir}")
     return 0
-
-
-def _load_later(module: str, delay: float = 1.0) -> None:
-    """Import `module`, needed only once the run ends (the metrics and numpy, about 0.15 s), in a thread once the
-    run is under way: its episodes mostly wait on the network then, whereas at start-up the import would delay
-    the first episode and after the run it would add to the run's time."""
-    def load() -> None:
-        with contextlib.suppress(ImportError):  # then the import after the run reports it
-            importlib.import_module(module)
-
-    asyncio.get_running_loop().call_later(
-        delay, lambda: threading.Thread(target=load, name="occusim-load-later", daemon=True).start())
 
 
 def _collect_less() -> None:
