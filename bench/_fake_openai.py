@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible endpoint for the side-by-side bench, run in its own process so that its CPU is
 not charged to either harness: every answer waits a fixed latency, then plays its role by the model name.
 
+Each answer is written `--latency` seconds after its request arrived, whatever the endpoint's own work took.
 `fake-agent` calls one tool per turn (arguments built from the tool's schema) for `--tool-calls` turns, then
 answers; `fake-world` answers a JSON observation inside the harness's tags; `fake-verifier` passes the task.
 Usage: python bench/_fake_openai.py --latency 0.5 --tool-calls 16 --tags '<o>' '</o>'  (prints its base URL)
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 from typing import Any
@@ -53,18 +55,22 @@ def _message(content: str | None, tool_calls: list[dict[str, Any]] | None = None
 
 
 async def _serve(roles: Roles, latency: float) -> None:
+    loop = asyncio.get_running_loop()
+
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                # The latency runs from the request's arrival: reading and answering it takes none of its own.
+                due = loop.time() + latency
                 length = 0
                 for line in head.split(b"\r\n")[1:]:
                     name, _, value = line.partition(b":")
                     if name.strip().lower() == b"content-length":
                         length = int(value)
                 body = json.loads(await reader.readexactly(length)) if length else {}
-                await asyncio.sleep(latency)
                 data = json.dumps(roles.reply(body)).encode()
+                await asyncio.sleep(due - loop.time())
                 writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
                              % (len(data), data))
                 await writer.drain()
@@ -86,6 +92,9 @@ def main() -> int:
     parser.add_argument("--tool-calls", type=int, default=16)
     parser.add_argument("--tags", nargs=2, default=("<predicted_observation>", "</predicted_observation>"))
     args = parser.parse_args()
+    # What start-up built stays out of the collector's sight: a full collection over it paused every answer
+    # for about 90 ms, a latency of the endpoint's own.
+    gc.freeze()
     try:
         asyncio.run(_serve(Roles(args.tool_calls, (args.tags[0], args.tags[1])), args.latency))
     except KeyboardInterrupt:
