@@ -7,7 +7,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp.server._otel import OpenTelemetryMiddleware  # the SDK's documented opt-out names it
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
@@ -25,6 +24,13 @@ from occusim.environments import (
 from ._advertised import advertised_output_schema
 from ._errors import EpisodeError
 from ._portable_schema import portable_schema
+
+try:  # the SDK's documented opt-out names this class; an SDK that moves it keeps its spans
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    _SPAN_LAYERS: tuple[type, ...] = (OpenTelemetryMiddleware,)
+except ImportError:  # pragma: no cover - depends on the SDK's layout
+    _SPAN_LAYERS = ()
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -158,7 +164,7 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
         on_read_resource=read_resource,
     )
     if not tracing_configured():
-        server.middleware = [layer for layer in server.middleware if not isinstance(layer, OpenTelemetryMiddleware)]
+        server.middleware = [layer for layer in server.middleware if not isinstance(layer, _SPAN_LAYERS)]
     return server
 
 
