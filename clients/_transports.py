@@ -65,13 +65,16 @@ class InProcessTransport:
     @asynccontextmanager
     async def episode(self, task: Task, faults: FaultSettings, episode_id: str) -> AsyncIterator[tuple[Client, str]]:
         episode = await self.service.create(task.id, faults=faults, mode=self.mode, episode_id=episode_id)
+        finished = False
         try:
             async with connect(build_mcp_server(episode), read_timeout_seconds=self.read_timeout) as client:
                 yield client, episode.id
+            finished = True
         finally:
             # An episode left open (the agent failed) would otherwise stay cached in memory.
             self.service.forget(episode.id)
-            if episode.closed and not self.service.store.shared:
+            # Kept only for a runner that goes on to read it (not one that failed inside).
+            if finished and episode.closed and not self.service.store.shared:
                 self._closed[episode.id] = episode.record
 
     def closed_record(self, episode_id: str) -> EpisodeRecord | None:

@@ -48,3 +48,16 @@ async def test_an_episode_left_open_is_read_from_the_store(store: Store):
     assert tools.tools
     assert transport.closed_record(episode_id) is None
     assert (await store.load_episode(episode_id)).status == "open"
+
+
+async def test_a_runner_that_fails_inside_leaves_no_record_behind(store: Store):
+    transport = InProcessTransport(CATALOG, store, world_model=ReplayWorld(CATALOG).model)
+    agent = LLMAgent(ScriptedAgent(lambda task, seed: "replay", CATALOG).model)
+
+    with pytest.raises(RuntimeError, match="after the answer"):
+        async with transport.episode(CATALOG.task(TASK_B), FaultSettings(), uuid.uuid4().hex) as (client, episode_id):
+            await agent.run(client, occupation=CATALOG.scenario_of(CATALOG.task(TASK_B)).occupation, seed=1)
+            raise RuntimeError("after the answer")
+
+    assert (await store.load_episode(episode_id)).status == "submitted"
+    assert transport.closed_record(episode_id) is None
