@@ -15,7 +15,10 @@ from ._comparison import compare_rows as compare_rows
 from ._comparison import compare_runs as compare_runs
 from ._conversation import AgentRun as AgentRun
 from ._conversation import McpConversation as McpConversation
+from ._conversation import OnToolResult as OnToolResult
 from ._conversation import ToolEvent as ToolEvent
+from ._conversation import openai_tool as openai_tool
+from ._conversation import result_text as result_text
 from ._conversation import system_prompt as system_prompt
 from ._cost_estimate import CostEstimate as CostEstimate
 from ._cost_estimate import model_price as model_price
@@ -37,6 +40,8 @@ from ._metrics import compute_metrics as compute_metrics
 from ._metrics import pass_at_k as pass_at_k
 from ._metrics import pass_hat_k as pass_hat_k
 from ._metrics import robustness as robustness
+from ._protocols import PROTOCOLS as PROTOCOLS
+from ._protocols import load_protocol as load_protocol
 from ._provenance import Provenance as Provenance
 from ._provenance import current_provenance as current_provenance
 from ._replay_agent import REPLAY_AGENT as REPLAY_AGENT
@@ -51,6 +56,7 @@ from ._results import RunDir as RunDir
 from ._results import RunError as RunError
 from ._results import StepFlags as StepFlags
 from ._results import load_rows as load_rows
+from ._run_protocol import RunProtocol as RunProtocol
 from ._simcheck import CheckedStep as CheckedStep
 from ._simcheck import FidelityFigures as FidelityFigures
 from ._simcheck import SimcheckError as SimcheckError

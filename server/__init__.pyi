@@ -14,7 +14,7 @@ from ._audit import audit_step, patch_flags
 from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
 from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
-from ._episode import Episode, JudgeHook, StepOutcome
+from ._episode import Episode
 from ._episodes import EpisodeService
 from ._errors import (
     EpisodeClosedError,
@@ -33,12 +33,22 @@ from ._errors import (
     UnknownToolError,
 )
 from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
-from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
+from ._judging import BackgroundJudging
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
+from ._protocol import (
+    NATIVE,
+    NATIVE_MODES,
+    JudgeHook,
+    NativeSimulation,
+    SimulationProtocol,
+    StepOutcome,
+    SteppedEpisode,
+    judge_hook,
+)
 from ._stdio import serve_stdio
 from ._store import EpisodeSummary, Judgment, Store, normalize_url
 from ._viewer_source import StoreEpisodes
-from ._world_model import Simulation, WorldModel
+from ._world_model import Simulation, WorldModel, ask_world_model
 from .app import create_app
 
 __all__ = [
@@ -68,7 +78,12 @@ __all__ = [
     "default_store_url",
     "is_loopback",
     "judge_hook",
-    "occubench_judge_hook",
+    "NATIVE",
+    "NATIVE_MODES",
+    "NativeSimulation",
+    "SimulationProtocol",
+    "SteppedEpisode",
+    "ask_world_model",
     "load_settings",
     "normalize_url",
     "serve_stdio",

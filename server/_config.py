@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from occusim.environments import (
     MAX_JSON_DEPTH,
+    OccusimError,
     ProtocolName,
     YamlLoadError,
     format_location,
@@ -31,7 +32,7 @@ from ._world_model import DEFAULT_CALL_DEADLINE
 LOOPBACK_NAMES = ("localhost",)
 
 
-class ConfigError(Exception):
+class ConfigError(OccusimError):
     """A setting that cannot work; the message names the setting and how to fix it."""
 
 

@@ -12,8 +12,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # A package may import one on a lower level, or on its own level (llm reads environments' Usage). `rest` is
 # the REST layer the services share; `viewer` (the episode pages) sits below `server`, which serves them to
-# tenants, and `clients` (`occusim view`); `testing` (scenarios, scripted models, servers for tests) is on top.
-LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "viewer": 3, "server": 4, "clients": 5, "testing": 6}
+# tenants, and `clients` (`occusim view`); `occubench` (OccuBench's protocol) builds on the clients' agent and the
+# server's episodes, and the clients find it by name (`PROTOCOLS`); `testing` (scenarios, scripted models,
+# servers for tests) is on top.
+LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "viewer": 3, "server": 4, "clients": 5, "occubench": 6,
+          "testing": 7}
 
 
 def _modules() -> dict[str, Path]:
