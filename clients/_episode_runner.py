@@ -5,10 +5,18 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import ClassVar
 
 from mcp.shared.exceptions import MCPError
 
-from occusim.environments import EpisodeRecord, FaultSettings, StepRecord, ToolErrorType, read_tool_error
+from occusim.environments import (
+    EpisodeRecord,
+    FaultSettings,
+    OccusimError,
+    StepRecord,
+    ToolErrorType,
+    read_tool_error,
+)
 from occusim.judge import JudgeModelError
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store
@@ -27,8 +35,11 @@ log = logging.getLogger("occusim.clients")
 _SIMULATOR_ERRORS = (ToolErrorType.SIMULATOR_ERROR, ToolErrorType.SIMULATOR_UNAVAILABLE)
 
 
-class InfraError(Exception):
+class InfraError(OccusimError):
     """The episode could not be run properly for reasons outside the agent: never scored against it."""
+
+    # The work failed (a model or the infrastructure), not the user's input.
+    exit_code: ClassVar[int] = 1
 
 
 @dataclass

@@ -12,7 +12,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from occusim.environments import Catalog, Scenario, StepFlag, StepRecord, Task, Tool, Usage, apply_json_patch
+from occusim.environments import (
+    Catalog,
+    OccusimError,
+    Scenario,
+    StepFlag,
+    StepRecord,
+    Task,
+    Tool,
+    Usage,
+    apply_json_patch,
+)
 from occusim.llm import add_usage
 from occusim.server import SimulatorError, SimulatorUnavailableError, WorldModel
 
@@ -23,7 +33,7 @@ from ._resampling import ratio_interval
 StepStatus = Literal["valid", "invalid", "unavailable"]
 
 
-class SimcheckError(ValueError):
+class SimcheckError(OccusimError, ValueError):
     """The selection cannot be checked (no task, no reference solution); the message says what to change."""
 
 

@@ -36,7 +36,7 @@ class ConfigError(OccusimError):
     """A setting that cannot work; the message names the setting and how to fix it."""
 
 
-class ModelNotAllowedError(Exception):
+class ModelNotAllowedError(OccusimError):
     """A request named a world model the operator does not offer."""
 
     def __init__(self, requested: str, offered: list[str]) -> None:

@@ -8,7 +8,7 @@ from typing import ClassVar
 from occusim.environments import JsonInputError, OccusimError, ToolErrorType, Usage
 
 
-class EpisodeError(Exception):
+class EpisodeError(OccusimError):
     """Base of every error an episode reports; `str(error)` is a message the caller can act on.
 
     `error_type` is the type of the tool error an agent reads in its place.
