@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from occusim.clients import PROTOCOLS, RunProtocol, load_protocol
+from occusim.clients.cli import main
 from occusim.occubench import HarnessError, OccubenchProtocol
 from occusim.server import NATIVE_MODES
 from occusim.testing import occubench_sample_path
@@ -55,3 +56,12 @@ def test_no_product_module_outside_the_occubench_folder_branches_on_the_protocol
                 if BRANCH.search(line):
                     found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
     assert found == [], found
+
+
+@pytest.mark.occubench_harness
+def test_serve_refuses_a_native_mode_under_the_occubench_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "occubench/11", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}", "--mode",
+                 "tracked", "--no-bundled"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == ("occusim serve: --mode applies to the native protocol; --protocol "
+                                               "occubench simulates in its own occubench mode")
