@@ -206,7 +206,8 @@ def _share(steps: list[CheckedStep], count: Callable[[CheckedStep], float],
                  ci=ratio_interval(counted, totals) if cells else None)
 
 
-def _valid(check: Callable[[StepFidelity], bool], applies: Callable[[StepFidelity], bool] = lambda f: True):
+def _valid(check: Callable[[StepFidelity], bool], applies: Callable[[StepFidelity], bool] = lambda f: True,
+           ) -> tuple[Callable[[CheckedStep], float], Callable[[CheckedStep], float]]:
     """(count, total) functions of a check over the valid steps it applies to."""
     def total(step: CheckedStep) -> float:
         return float(step.fidelity is not None and applies(step.fidelity))
