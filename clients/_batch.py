@@ -282,7 +282,8 @@ async def run_batch(config: RunConfig, out: str | Path, *, catalog: Catalog | No
 
     Rows are appended to out/results.jsonl as episodes finish; a second call with the same folder skips
     the combinations already scored (infra errors are tried again). Raises RunError for an unusable
-    configuration or folder.
+    configuration or folder, and the protocol's own loading error (an OccusimError: HarnessError when
+    OccuBench's harness is missing).
     """
     return await BatchRunner(config, out, catalog=catalog, show_progress=show_progress).run()
 
