@@ -13,7 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from occusim.environments import FaultSettings  # noqa: E402
 from occusim.server import EpisodeService, Store  # noqa: E402
-from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
+import _checkout  # noqa: F401, E402
+from tests.helpers import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 EPISODES = 1000
 STEPS = 4

@@ -17,7 +17,8 @@ from _served import TASK, bench_scenario, percentile
 
 from occusim.environments import Catalog, Scenario
 from occusim.server._episode import Episode
-from occusim.testing import LiveServer, hosted_settings, mcp_session
+import _checkout  # noqa: F401
+from tests.helpers import LiveServer, hosted_settings, mcp_session
 
 CALLS = 300
 WARMUP = 20

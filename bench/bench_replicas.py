@@ -22,7 +22,8 @@ import yaml
 from _served import bench_scenario, percentile
 
 from occusim.server import Store
-from occusim.testing import (
+import _checkout  # noqa: F401
+from tests.helpers import (
     API_KEYS,
     LEGACY,
     MODERN,

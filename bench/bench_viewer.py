@@ -26,7 +26,8 @@ import httpx2  # noqa: E402
 from occusim.clients import ResultRow, RunConfig, RunDir, RunEpisodes  # noqa: E402
 from occusim.environments import EpisodeRecord, FaultSettings, InjectedFault, StepRecord, Usage  # noqa: E402
 from occusim.server import Store, StoreEpisodes  # noqa: E402
-from occusim.testing import transcript  # noqa: E402
+import _checkout  # noqa: F401, E402
+from tests.helpers import transcript  # noqa: E402
 from occusim.viewer import viewer_app  # noqa: E402
 
 EPISODES = int(os.environ.get("BENCH_EPISODES", "500"))

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from occusim.environments import load_harness
-from occusim.testing import occubench_sample_path
+import _checkout  # noqa: F401
+from tests.helpers import occubench_sample_path
 
 KEY = "sk-bench-0123456789"
 COMPONENTS = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from occusim.clients import RunConfig, audit_rates, build_report, export_run, render_markdown
 from occusim.clients.cli import main
-from occusim.testing import synthetic_rows, write_run
+from tests.helpers import synthetic_rows, write_run
 
 
 def test_flags_per_100_steps_by_world_model_and_by_scenario():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from occusim.clients import RunDir
 from occusim.server import Store
-from occusim.testing import TASK_A, TASK_B, ScriptedProvider, replay_responders
+from tests.helpers import TASK_A, TASK_B, ScriptedProvider, replay_responders
 
 
 def policy(task_id: str, seed: int | None) -> str:

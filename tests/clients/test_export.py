@@ -10,7 +10,7 @@ from datasets import load_dataset
 
 from occusim.clients import OpenAIExample, ShareGPTExample, export_examples
 from occusim.clients.cli import main
-from occusim.testing import TOOLS, synthetic_rows, write_run
+from tests.helpers import TOOLS, synthetic_rows, write_run
 
 
 @pytest.fixture

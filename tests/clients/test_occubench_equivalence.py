@@ -23,7 +23,7 @@ from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recordin
 
 from occusim.clients import load_rows
 from occusim.environments import load_harness
-from occusim.testing import occubench_sample_path
+from tests.helpers import occubench_sample_path
 
 SAMPLE = occubench_sample_path()
 TASK_IDS = ("11", "151")

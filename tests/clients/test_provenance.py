@@ -21,7 +21,7 @@ from occusim.clients._provenance import provenance_changes
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
 from occusim.judge import PROMPT_VERSION
-from occusim.testing import TASK_B, ReplayWorld, ScriptedAgent, passing_judge
+from tests.helpers import TASK_B, ReplayWorld, ScriptedAgent, passing_judge
 
 
 def test_current_provenance_records_version_and_prompt_versions():

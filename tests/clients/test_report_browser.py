@@ -10,7 +10,7 @@ import pytest
 
 from occusim.clients import RunConfig, RunDir, build_report, render_html, render_markdown
 from occusim.clients.cli import main
-from occusim.testing import synthetic_rows, write_run
+from tests.helpers import synthetic_rows, write_run
 
 # Writes each image's decoded size into the DOM once the page has loaded, for --dump-dom to show.
 PROBE = """<script>

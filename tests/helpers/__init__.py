@@ -1,7 +1,8 @@
 """Deterministic parts for testing and benchmarking occusim: scenarios, scripted models, live servers.
 
-Server processes register the scripted world models by importing `occusim.testing.triage_worlds` or
-`occusim.testing.replay_worlds` (name one in OCCUSIM_SCRIPTED_MODELS).
+They are not part of the installed package. Server processes register the scripted world models by importing
+`tests.helpers.triage_worlds` or `tests.helpers.replay_worlds` (named in OCCUSIM_SCRIPTED_MODELS, with the
+checkout on PYTHONPATH: `server_env` sets both).
 """
 
 from ._browser import Browser, BrowserError

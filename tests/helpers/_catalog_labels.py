@@ -1,7 +1,7 @@
 """The labelled set over the bundled catalog: expert verdicts on final answers written to pass, to nearly
 pass and to fail, each given the trajectory of the task's reference solution.
 
-`python -m occusim.testing._catalog_labels ANSWERS.yaml LABELS.jsonl` writes the labels file.
+`python -m tests.helpers._catalog_labels ANSWERS.yaml LABELS.jsonl` writes the labels file.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from ._postgres import POSTGRES_URL
 from ._triage import CHEST_PAIN, TRIAGE, triage_catalog
 
 PYTHON = sys.executable
+CHECKOUT = str(Path(__file__).resolve().parents[2])
 API_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
 TOKEN_SECRET = "test-token-secret-0123456789abcdef"
 # Client modes: "auto" negotiates the 2026-07-28 protocol (no session id); "legacy" does the handshake.
@@ -46,7 +47,10 @@ def write_triage_source(folder: Path) -> Path:
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The environment of a server process: the triage world models registered, data files under tmp_path."""
     env = dict(os.environ)
+    inherited = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part and part != CHECKOUT]
     env.update(
+        # The scripted models live in the checkout's tests.helpers, which the installed package does not ship.
+        PYTHONPATH=os.pathsep.join([CHECKOUT, *inherited]),
         OCCUSIM_SCRIPTED_MODELS=triage_worlds.__name__,
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         XDG_DATA_HOME=str(tmp_path / "data"),

@@ -125,7 +125,7 @@ def triage_scenario(**overrides: Any) -> Scenario:
 
 def triage_catalog(**overrides: Any) -> Catalog:
     catalog = Catalog()
-    errors = catalog.add(triage_scenario(**overrides), "occusim.testing")
+    errors = catalog.add(triage_scenario(**overrides), "tests.helpers")
     if errors:
         raise ValueError(f"the triage scenario does not validate: {errors}")
     return catalog

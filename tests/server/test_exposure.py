@@ -8,7 +8,7 @@ import pytest
 
 from occusim.server._config import ConfigError
 from occusim.server.app import create_app
-from occusim.testing import API_KEYS, CHEST_PAIN, LiveServer, hosted_settings
+from tests.helpers import API_KEYS, CHEST_PAIN, LiveServer, hosted_settings
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",

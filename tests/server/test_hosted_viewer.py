@@ -11,7 +11,7 @@ import pytest
 
 from occusim.server import ViewerLinkResponse
 from occusim.server._auth import EpisodeTokens, ViewerLinks
-from occusim.testing import CHEST_PAIN, Browser, LiveServer, hosted_settings, mcp_session
+from tests.helpers import CHEST_PAIN, Browser, LiveServer, hosted_settings, mcp_session
 
 KEY = b"k" * 32
 

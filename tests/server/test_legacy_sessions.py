@@ -13,7 +13,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 
 from occusim.server import MemoryCounters
 from occusim.server._legacy_sessions import LegacySessions, negotiated_version
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     POSTGRES_URL,
     REDIS_URL,

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from occusim.server import Store
-from occusim.testing import (
+from tests.helpers import (
     POSTGRES_URL,
     LiveServer,
     drop_schema,

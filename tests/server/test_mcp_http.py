@@ -15,7 +15,7 @@ from occusim.clients.cli import main
 from occusim.environments import EpisodeRecord, Task
 from occusim.server import Store
 from occusim.server._api_models import CreateEpisodeRequest, EpisodeView
-from occusim.testing import (
+from tests.helpers import (
     API_KEYS,
     CHEST_PAIN,
     LEGACY,

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from occusim.server import Store
-from occusim.testing import (
+from tests.helpers import (
     LEGACY,
     MODERN,
     POSTGRES_URL,
@@ -108,7 +108,7 @@ async def _drive(base: str) -> list[str]:
 
 
 def test_the_documented_proxy_block_is_the_one_tested():
-    from occusim.testing import nginx_config
+    from tests.helpers import nginx_config
 
     documented = (Path(__file__).parents[2] / "docs" / "deployment.md").read_text()
     generated = nginx_config(Path("/tmp/x"), ["10.0.0.1:8000"], 8080)

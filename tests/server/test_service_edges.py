@@ -13,7 +13,7 @@ import pytest
 from occusim.clients.cli import main
 from occusim.clients.cli.serve import start_importing_litellm
 from occusim.server import ConfigError, Store, load_settings
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     PYTHON,
     LiveServer,

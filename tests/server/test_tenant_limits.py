@@ -24,7 +24,7 @@ from occusim.server import (
     TenantUsage,
     load_settings,
 )
-from occusim.testing import (
+from tests.helpers import (
     API_KEYS,
     CHEST_PAIN,
     POSTGRES_URL,

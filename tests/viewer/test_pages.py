@@ -11,7 +11,7 @@ import pytest
 from occusim.clients import RunDir, RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
 from occusim.server import Store, StoreEpisodes
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 from occusim.viewer import (
     EpisodeDetail,
     EpisodeEntry,
@@ -176,7 +176,7 @@ def test_a_runs_rows_give_the_index_their_flagged_steps():
     from occusim.clients import StepFlags
     from occusim.clients._viewer_run import _entry
     from occusim.environments import FlagKind, StepFlag
-    from occusim.testing import synthetic_rows
+    from tests.helpers import synthetic_rows
 
     def flag(kind: FlagKind) -> StepFlag:
         return StepFlag(kind=kind, detail="found by the audit")
