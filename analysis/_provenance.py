@@ -1,14 +1,12 @@
 """What produced a run's episodes: protocol, occusim version, prompt versions and harness file hashes.
 
 Recorded in run.json; a run folder is resumed only with the same provenance, so that one table never mixes
-episodes of different prompts or code.
+episodes of different prompts or code. What this checkout's provenance is: `occusim.clients.current_provenance`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,9 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from occusim.environments import ProtocolName
 
 VERSION_LENGTH = 16
-# Modules whose text is a prompt or decides what a model is asked (read, never imported: the server
-# package is not needed to write a run.json, and its prompts have no version constant of their own).
-_PROMPT_MODULES = {"world_model": "occusim.server._simulator_prompt", "fault_injection": "occusim.server._faults"}
 
 
 class Provenance(BaseModel):
@@ -40,35 +35,6 @@ def text_version(text: str | bytes) -> str:
     """A short version of a template: the start of its sha256 (line endings normalised)."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest()[:VERSION_LENGTH]
-
-
-def _module_version(name: str) -> str:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        return "unknown"
-    return text_version(Path(spec.origin).read_bytes())
-
-
-def prompt_versions() -> dict[str, str]:
-    """The version of each role's prompt templates in this checkout of occusim."""
-    from occusim.judge import PROMPT_VERSION
-
-    from ._conversation import SYSTEM_PROMPT
-
-    versions = {"agent": text_version(SYSTEM_PROMPT)}
-    versions.update({role: _module_version(module) for role, module in _PROMPT_MODULES.items()})
-    versions["judge"] = PROMPT_VERSION
-    return versions
-
-
-def current_provenance(given: Provenance | None = None) -> Provenance:
-    """`given` (protocol, harness files) completed with this occusim's version and prompt versions."""
-    from occusim import __version__
-    from occusim.judge import JudgeSettings
-
-    base = given or Provenance()
-    return base.model_copy(update={"occusim_version": __version__, "prompt_versions": prompt_versions(),
-                                   "judge_settings": JudgeSettings.from_env().model_dump(mode="json")})
 
 
 def provenance_changes(before: Provenance | None, after: Provenance | None) -> list[str]:

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 import _checkout  # noqa: F401
+
 from tests.helpers import chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"

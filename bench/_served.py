@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import _checkout  # noqa: F401
 import httpx
 import yaml
 
-import _checkout  # noqa: F401
 from tests.helpers import CHEST_PAIN, TRIAGE, free_port, server_env
 
 TASK = CHEST_PAIN

@@ -28,8 +28,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from occusim.environments import load_harness
 import _checkout  # noqa: F401
+
+from occusim.environments import load_harness
 from tests.helpers import occubench_sample_path
 
 KEY = "sk-bench-0123456789"

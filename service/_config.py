@@ -21,12 +21,15 @@ from occusim.environments import (
     not_utf8,
 )
 from occusim.llm import ModelConfig
+from occusim.server import (
+    DEFAULT_CALL_DEADLINE,
+    DEFAULT_MAX_CONCURRENT_CALLS,
+    DEFAULT_MAX_OVERFLOW,
+    DEFAULT_POOL_SIZE,
+)
 
 from ._api_models import TenantLimits
 from ._auth import fingerprint
-from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS
-from ._store import DEFAULT_MAX_OVERFLOW, DEFAULT_POOL_SIZE
-from ._world_model import DEFAULT_CALL_DEADLINE
 
 LOOPBACK_NAMES = ("localhost",)
 

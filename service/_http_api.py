@@ -11,12 +11,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from occusim.environments import Catalog
 from occusim.rest import ApiError, unauthorized
+from occusim.server import BackgroundJudging, EpisodeService
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ServiceSettings
 from ._counters import CountersUnavailableError
-from ._episodes import EpisodeService
-from ._judging import BackgroundJudging
 from ._mcp_http import EpisodeEndpoints
 from ._tenant_limits import TenantLimiter, TenantLimitError
 

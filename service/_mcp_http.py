@@ -28,14 +28,17 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from occusim.rest import ApiError
+from occusim.server import (
+    BackgroundJudging,
+    Episode,
+    EpisodeError,
+    EpisodeNotFoundError,
+    EpisodeService,
+    build_mcp_server,
+)
 
-from ._episode import Episode
-from ._episodes import EpisodeService
-from ._errors import EpisodeError, EpisodeNotFoundError
-from ._judging import BackgroundJudging
 from ._legacy_sessions import LegacySessions
 from ._mcp_messages import McpPost, read_post
-from ._mcp_server import build_mcp_server
 
 log = logging.getLogger("occusim.server")
 

@@ -18,11 +18,10 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from occusim.environments import EpisodeRecord, UnknownTaskError
 from occusim.judge import Verdict
 from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses, unauthorized
+from occusim.server import EPISODE_ID, EpisodeClosedError, EpisodeError, EpisodeNotFoundError
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._config import ModelNotAllowedError
-from ._episodes import EPISODE_ID
-from ._errors import EpisodeClosedError, EpisodeError, EpisodeNotFoundError
 from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted, tenant_limits_answered
 
 MCP_PATH = "/v1/episodes/{episode_id}/mcp"

@@ -10,11 +10,11 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 
 from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses
+from occusim.server import EPISODE_ID
 from occusim.viewer import PAGE_HEADERS, AccessDenied, EpisodeSource, viewer_routes
 
 from ._api_models import ViewerLinkRequest, ViewerLinkResponse
 from ._auth import ViewerLinks
-from ._episodes import EPISODE_ID
 from ._http_api import Hosted
 from ._viewer_source import StoreEpisodes
 

@@ -11,9 +11,10 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping
 
+from occusim.server import Store
+
 from ._api_models import TenantLimits, TenantUsage
 from ._counters import Counters, CountersUnavailableError
-from ._store import Store
 
 log = logging.getLogger("occusim.server")
 

@@ -8,12 +8,8 @@ from pydantic import ValidationError
 
 from occusim.environments import Catalog, EpisodeRecord
 from occusim.judge import Verdict
+from occusim.server import EPISODE_ID, EpisodeNotFoundError, EpisodeSummary, Judgment, Store
 from occusim.viewer import EpisodeDetail, EpisodeEntry, step_flags
-
-from ._episodes import EPISODE_ID
-from ._errors import EpisodeNotFoundError
-from ._store import Store
-from ._store_records import EpisodeSummary, Judgment
 
 # The index lists the newest episodes of a store up to this many.
 INDEX_LIMIT = 1000

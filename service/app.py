@@ -24,21 +24,19 @@ from occusim.environments import (
 )
 from occusim.judge import judge_router
 from occusim.rest import error_responses, rest_app
+from occusim.server import BackgroundJudging, EpisodeService, Store, judge_hook, occubench_judge_hook
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ConfigError, ServiceSettings
 from ._counters import Counters, counters_for
-from ._episodes import EpisodeService
 from ._http_api import Hosted
 from ._http_guards import HostGuard, cors
-from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
 from ._routes_usage import usage_router
 from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
-from ._store import Store
 from ._tenant_limits import TenantLimiter
 
 log = logging.getLogger("occusim.server")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from occusim.clients import RunConfig, audit_rates, build_report, export_run, render_markdown
+from occusim.analysis import RunConfig, audit_rates, build_report, export_run, render_markdown
 from occusim.clients.cli import main
 from tests.helpers import synthetic_rows, write_run
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_metrics import row
 
-from occusim.clients import RunConfig, RunDir, compare_runs
+from occusim.analysis import RunConfig, RunDir, compare_runs
 from occusim.clients.cli import main
 
 TASKS = [f"s/t{index:02d}" for index in range(20)]

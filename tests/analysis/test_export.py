@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from datasets import load_dataset
 
-from occusim.clients import OpenAIExample, ShareGPTExample, export_examples
+from occusim.analysis import OpenAIExample, ShareGPTExample, export_examples
 from occusim.clients.cli import main
 from tests.helpers import TOOLS, synthetic_rows, write_run
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from occusim.clients import StepFidelity
-from occusim.clients._fidelity import GoldenAnswer, score_step
+from occusim.analysis import StepFidelity
+from occusim.analysis._fidelity import GoldenAnswer, score_step
 from occusim.environments import apply_json_patch
 
 STATE = {"beds": {"B-12": {"bed_id": "B-12", "status": "free", "ward": "ED"}},

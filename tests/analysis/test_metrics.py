@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from occusim.clients import ResultRow, compute_metrics, pass_at_k, pass_hat_k, robustness
+from occusim.analysis import ResultRow, compute_metrics, pass_at_k, pass_hat_k, robustness
 from occusim.environments import Usage
 from occusim.judge import CheckVerdict, ItemVerdict, Verdict, Vote
 

@@ -9,15 +9,9 @@ from pathlib import Path
 import pytest
 
 import occusim
-from occusim.clients import (
-    Provenance,
-    RunConfig,
-    RunDir,
-    RunError,
-    current_provenance,
-    load_rows,
-)
-from occusim.clients._provenance import provenance_changes
+from occusim.analysis import Provenance, RunConfig, RunDir, RunError, load_rows
+from occusim.analysis._provenance import provenance_changes
+from occusim.clients import current_provenance
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
 from occusim.judge import PROMPT_VERSION

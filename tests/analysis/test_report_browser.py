@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import RunConfig, RunDir, build_report, render_html, render_markdown
+from occusim.analysis import RunConfig, RunDir, build_report, render_html, render_markdown
 from occusim.clients.cli import main
 from tests.helpers import synthetic_rows, write_run
 

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_metrics import row
 
-from occusim.clients import compute_metrics
-from occusim.clients._metrics import rate_of
-from occusim.clients._resampling import ratio_interval, sign_flip_p_value
+from occusim.analysis import compute_metrics
+from occusim.analysis._metrics import rate_of
+from occusim.analysis._resampling import ratio_interval, sign_flip_p_value
 
 Z95 = 1.959964
 

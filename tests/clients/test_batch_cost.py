@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import RunConfig, RunDir, plan_batch, run_batch
+from occusim.analysis import RunConfig, RunDir
+from occusim.clients import plan_batch, run_batch
 from occusim.clients._budget import row_cost
 from occusim.clients.cli import main
 from tests.helpers import TASK_B, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_verdicts

@@ -13,7 +13,7 @@ import litellm
 import pytest
 from datasets import load_dataset
 
-from occusim.clients import RunDir, compute_metrics, load_rows
+from occusim.analysis import RunDir, compute_metrics, load_rows
 from occusim.clients._batch import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
 from occusim.environments import StepRecord

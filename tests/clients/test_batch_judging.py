@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import load_rows
+from occusim.analysis import load_rows
 from occusim.clients.cli import main
 from occusim.llm import scripted_model
 from tests.helpers import TASK_A, TASK_B, ReplayWorld, ScriptedAgent

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import ResultRow, RunConfig, RunDir
+from occusim.analysis import ResultRow, RunConfig, RunDir
 from occusim.clients._batch import BatchRunner
 from occusim.clients._ray_executor import ACTOR_PREFIX
 from tests.helpers import TASK_A, TASK_B, ScriptedProvider, replay_responders

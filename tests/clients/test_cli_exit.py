@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from occusim.clients import RunDir
+from occusim.analysis import RunDir
 from occusim.server import Store
 from tests.helpers import TASK_A, TASK_B, ScriptedProvider, replay_responders
 

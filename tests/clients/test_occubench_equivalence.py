@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
 
-from occusim.clients import load_rows
+from occusim.analysis import load_rows
 from occusim.environments import load_harness
 from tests.helpers import occubench_sample_path
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from occusim.clients import ResultRow, RunConfig, RunDir, StepFlags
+from occusim.analysis import ResultRow, RunConfig, RunDir, StepFlags
 from occusim.environments import SUBMIT_TOOL, FaultMode, FlagKind, StepFlag
 from occusim.judge import ItemVerdict, Verdict
 

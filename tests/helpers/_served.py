@@ -23,7 +23,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from occusim.environments import Catalog
-from occusim.server import ServiceSettings, Store, create_app, load_settings
+from occusim.server import Store
+from occusim.service import ServiceSettings, create_app, load_settings
 
 from . import triage_worlds
 from ._postgres import POSTGRES_URL

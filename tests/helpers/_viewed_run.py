@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from occusim.clients import ResultRow, RunConfig, RunDir
+from occusim.analysis import ResultRow, RunConfig, RunDir
 from occusim.environments import (
     EpisodeRecord,
     FaultMode,

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from occusim.server import EpisodeView, RefusedInputError, Store, build_mcp_server
+from occusim.server import RefusedInputError, Store, build_mcp_server
+from occusim.service import EpisodeView
 from tests.helpers import CHEST_PAIN, POSTGRES_URL, LiveServer, TriageModel, hosted_settings, start_episode
 
 PG_URL = POSTGRES_URL

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from occusim.server._config import ConfigError
-from occusim.server.app import create_app
+from occusim.service._config import ConfigError
+from occusim.service.app import create_app
 from tests.helpers import API_KEYS, CHEST_PAIN, LiveServer, hosted_settings
 
 INITIALIZE = {

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from occusim.server import ViewerLinkResponse
-from occusim.server._auth import EpisodeTokens, ViewerLinks
+from occusim.service import ViewerLinkResponse
+from occusim.service._auth import EpisodeTokens, ViewerLinks
 from tests.helpers import CHEST_PAIN, Browser, LiveServer, hosted_settings, mcp_session
 
 KEY = b"k" * 32

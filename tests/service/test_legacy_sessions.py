@@ -11,8 +11,8 @@ import pytest
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from occusim.server import MemoryCounters
-from occusim.server._legacy_sessions import LegacySessions, negotiated_version
+from occusim.service import MemoryCounters
+from occusim.service._legacy_sessions import LegacySessions, negotiated_version
 from tests.helpers import (
     CHEST_PAIN,
     POSTGRES_URL,

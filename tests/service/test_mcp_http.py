@@ -14,7 +14,7 @@ import pytest
 from occusim.clients.cli import main
 from occusim.environments import EpisodeRecord, Task
 from occusim.server import Store
-from occusim.server._api_models import CreateEpisodeRequest, EpisodeView
+from occusim.service._api_models import CreateEpisodeRequest, EpisodeView
 from tests.helpers import (
     API_KEYS,
     CHEST_PAIN,
@@ -273,7 +273,7 @@ def test_stdio_options_are_refused_with_http(capsys):
 
 
 def test_config_file_settings(tmp_path):
-    from occusim.server._config import ConfigError, load_settings
+    from occusim.service._config import ConfigError, load_settings
 
     config = tmp_path / "service.toml"
     config.write_text('port = 9001\napi_keys = ["k-one-0123456789"]\nmax-body-bytes = 2048\n')

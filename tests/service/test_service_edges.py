@@ -12,7 +12,8 @@ import pytest
 
 from occusim.clients.cli import main
 from occusim.clients.cli.serve import start_importing_litellm
-from occusim.server import ConfigError, Store, load_settings
+from occusim.server import Store
+from occusim.service import ConfigError, load_settings
 from tests.helpers import (
     CHEST_PAIN,
     PYTHON,

@@ -15,15 +15,8 @@ from pydantic import BaseModel
 
 from occusim.environments import Usage
 from occusim.rest import ErrorBody
-from occusim.server import (
-    ConfigError,
-    EpisodeService,
-    MemoryCounters,
-    RedisCounters,
-    Store,
-    TenantUsage,
-    load_settings,
-)
+from occusim.server import EpisodeService, Store
+from occusim.service import ConfigError, MemoryCounters, RedisCounters, TenantUsage, load_settings
 from tests.helpers import (
     API_KEYS,
     CHEST_PAIN,
