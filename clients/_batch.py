@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from occusim.analysis import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from occusim.environments import Catalog, Task, Usage
 from occusim.llm import ModelConfig, UsageLedger
 from occusim.server import Store
@@ -28,7 +29,6 @@ from ._executor import Executor, WorkPlan
 from ._local_executor import LocalExecutor
 from ._process_executor import ProcessExecutor
 from ._replay_agent import REPLAY_AGENT
-from ._results import Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 from ._worker_spec import WorkerSpec, forwarded_environment
 

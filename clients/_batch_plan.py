@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from occusim.analysis import Combination, RunConfig, RunDir, RunError
 from occusim.environments import Catalog, Task, add_exemplars, bundled_may_match, load_catalog
 
 from ._cost_estimate import CostEstimate
 from ._protocols import load_protocol
-from ._provenance import current_provenance
 from ._replay_agent import REPLAY_AGENT
-from ._results import Combination, RunConfig, RunDir, RunError
 from ._run_protocol import RunProtocol
+from ._run_provenance import current_provenance
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from occusim.analysis import Combination, ResultRow, RowStatus, RunConfig, StepFlags
 from occusim.environments import EpisodeRecord, Usage
 from occusim.judge import Verdict
 from occusim.llm import ModelConfig, UsageLedger
@@ -12,7 +13,6 @@ from occusim.server import Store
 from ._batch_plan import Selection
 from ._conversation import AgentRun
 from ._episode_runner import PlayedEpisode, fault_settings, is_simulator_error
-from ._results import Combination, ResultRow, RowStatus, RunConfig, StepFlags
 
 
 class Scorer:

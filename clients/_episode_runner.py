@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from mcp.shared.exceptions import MCPError
 
+from occusim.analysis import Combination, RunConfig
 from occusim.environments import (
     EpisodeRecord,
     FaultSettings,
@@ -25,7 +26,6 @@ from ._agent import Agent
 from ._batch_plan import Selection
 from ._conversation import AgentRun
 from ._replay_agent import ReplayAgent
-from ._results import Combination, RunConfig
 from ._transports import EpisodeTransport
 
 log = logging.getLogger("occusim.clients")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from occusim.analysis import AuditCoverage, Provenance, RunConfig
 from occusim.environments import Catalog, EpisodeRecord, FaultSettings, Scenario, StepRecord, Task
 from occusim.judge import Verdict, judge
 from occusim.llm import ModelConfig
@@ -11,8 +12,6 @@ from occusim.server import FaultTally, NativeSimulation, fault_tally
 
 from ._agent import Agent, LLMAgent
 from ._conversation import AgentRun
-from ._provenance import Provenance
-from ._results import AuditCoverage, RunConfig
 
 
 class NativeProtocol(NativeSimulation):

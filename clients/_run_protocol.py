@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from occusim.analysis import AuditCoverage, Provenance, RunConfig
 from occusim.environments import Catalog, EpisodeRecord, FaultSettings, Scenario, StepRecord, Task
 from occusim.judge import Verdict
 from occusim.llm import ModelConfig
@@ -12,8 +13,6 @@ from occusim.server import FaultTally, SimulationProtocol
 
 from ._agent import Agent
 from ._conversation import AgentRun
-from ._provenance import Provenance
-from ._results import AuditCoverage, RunConfig
 
 
 @runtime_checkable

@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from occusim.clients import Agent, AgentRun, Provenance, RunConfig, RunError
+from occusim.analysis import Provenance, RunConfig, RunError
+from occusim.clients import Agent, AgentRun
 from occusim.environments import (
     Catalog,
     EpisodeRecord,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import RunError
+from occusim.analysis import RunError
 from occusim.clients.cli import COMMANDS, main
 from occusim.environments import OccusimError, ScenarioErrors
 from occusim.llm import ProviderError

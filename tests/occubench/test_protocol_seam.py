@@ -11,7 +11,7 @@ from occusim.clients import PROTOCOLS, RunProtocol, load_protocol
 from occusim.clients.cli import main
 from occusim.occubench import HarnessError, OccubenchProtocol
 from occusim.server import NATIVE_MODES
-from occusim.testing import occubench_sample_path
+from tests.helpers import occubench_sample_path
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = occubench_sample_path()

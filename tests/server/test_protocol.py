@@ -8,7 +8,7 @@ import pytest
 
 from occusim.environments import EpisodeRecord, FaultSettings
 from occusim.server import NATIVE, EpisodeError, EpisodeService, Store, build_mcp_server
-from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog
+from tests.helpers import CHEST_PAIN, TriageModel, triage_catalog
 
 
 async def test_a_native_service_refuses_an_episode_in_another_protocols_mode(sqlite_store: Store) -> None:
