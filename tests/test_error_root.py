@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "occusim"
 
 def _product_modules() -> list[str]:
     names = []
-    for package in ("environments", "llm", "rest", "judge", "viewer", "server", "clients", "occubench"):
+    for package in sorted(link.name for link in ROOT.iterdir() if link.is_symlink()):
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = ["occusim", package, *path.relative_to(ROOT / package).with_suffix("").parts]
             if "_migrations" in parts or parts[-1] == "__main__":
