@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonpointer
+
+if TYPE_CHECKING:
+    from ._audit_identity import Entities
 
 # Record ids as scenarios write them: P-2041, INC-2024-0042, PO-4500018842, A1, R2.
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Za-z0-9]+)*-?[0-9][A-Za-z0-9]*$")
@@ -55,11 +58,13 @@ class StateIndex:
 
     records: list[Record] = field(default_factory=list)
     by_id: dict[str, list[Record]] = field(default_factory=dict)
+    by_path: dict[str, Record] = field(default_factory=dict)
+    entities: Entities | None = None
     _by_field: dict[tuple[str, Any], list[int]] | None = None
 
     @classmethod
-    def of(cls, state: Any) -> StateIndex:
-        index = cls()
+    def of(cls, state: Any, entities: Entities | None = None) -> StateIndex:
+        index = cls(entities=entities)
         if isinstance(state, dict | list):
             index._walk(state, "", None)
         return index
@@ -81,6 +86,7 @@ class StateIndex:
     def _add(self, node: dict[str, Any], path: str, mapping_key: str | None) -> None:
         record = Record(path, path.rsplit("/", 1)[0], node, None)
         self.records.append(record)
+        self.by_path[path] = record
         if mapping_key is not None:
             self.by_id.setdefault(mapping_key, []).append(record)
         else:
@@ -97,14 +103,18 @@ class StateIndex:
         record = found[0]
         return record if record.id_key in (None, key) or key == "id" else None
 
+    def resolved(self, item: dict[str, Any]) -> list[Record]:
+        """The collection records an observed object is a view of (see Entities.resolve): one, or several
+        it is equally a view of, or none."""
+        found = self.entities.resolve(item) if self.entities is not None else []
+        return [self.by_path[r.path] for r in found if r.path in self.by_path]
+
     def sources(self, item: dict[str, Any]) -> list[Record]:
-        """The records an observed object reports: named by its own id, or else copying two or more of
-        their scalar fields with no field differing."""
-        named = own_id(item)
-        if named is not None:
-            record = self.record_for(*named)
-            if record is not None:
-                return [record]
+        """The records an observed object reports: the collection record it names, or else those it copies
+        two or more scalar fields of with no field differing."""
+        named = self.resolved(item)
+        if named:
+            return named
         by_field = self._fields()
         pairs = [(k, _token(v)) for k, v in item.items() if is_scalar(v)]
         hits: dict[int, int] = {}
