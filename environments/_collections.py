@@ -141,6 +141,7 @@ def _infer(node: Any, path: str, found: list[Collection]) -> None:
         values = list(node.values())
         if all(_is_record(v) for v in values):
             found.append(Collection(path=path, key=_repeated_key(node), inferred=True))
+            _infer_within(values, path, found)
             return
         if all(isinstance(v, dict) and v and all(_is_record(r) for r in v.values()) for v in values):
             inner = {k: r for v in values for k, r in v.items()}
@@ -152,10 +153,24 @@ def _infer(node: Any, path: str, found: list[Collection]) -> None:
         key = _unique_id_field(node, path)
         if key is not None:
             found.append(Collection(path=path, key=key, inferred=True))
+            _infer_within(node, path.rsplit("/", 1)[0] + "/*" if path.endswith("/*") else path, found)
         return
     if isinstance(node, dict):
         for key, value in node.items():
             _infer(value, f"{path}/{jsonpointer.escape(str(key))}", found)
+
+
+def _infer_within(records: list[Any], path: str, found: list[Collection]) -> None:
+    """Collections inside records (a campaign's items, a case's members): each field that holds a mapping
+    or list of records in every record having it, read across all of them as one (`/campaigns/*/items`)."""
+    fields = sorted({k for r in records for k, v in r.items() if isinstance(v, dict | list) and v})
+    for name in fields:
+        held = [r[name] for r in records if name in r]
+        where = f"{path}/*/{jsonpointer.escape(name)}"
+        if all(isinstance(v, dict) for v in held):
+            _infer({k: v for mapping in held for k, v in mapping.items()}, where, found)
+        elif all(isinstance(v, list) for v in held):
+            _infer([item for items in held for item in items], where, found)
 
 
 def _repeated_key(mapping: dict[str, Any]) -> str | None:

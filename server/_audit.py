@@ -37,7 +37,7 @@ from ._audit_index import (
 )
 from ._audit_schema import declared_names, undeclared_fields
 from ._audit_values import instant, same_value
-from ._audit_writes import added_record_flags, error_flags, reports_added_record, write_flags
+from ._audit_writes import added_record_flags, added_values, error_flags, write_flags
 
 _CREATING_OPS = ("add", "copy", "move")
 
@@ -279,8 +279,9 @@ def _patched_record_flags(observation: dict[str, Any], after: StateIndex,
     for path, item in walk_objects(observation):
         owned = [(key, record) for key, value in item.items() for record in after.entities.named(value)
                  if owns(key, record)]
-        if not owned or reports_added_record(item, patch):
-            continue  # a record the call creates names its parent; added_record_flags checks it
+        if not owned:
+            continue
+        created = added_values(item, patch)
         keys = {key for key, _ in owned}
         written: dict[str, list[Any]] = {}
         for _, record in owned:
@@ -288,7 +289,7 @@ def _patched_record_flags(observation: dict[str, Any], after: StateIndex,
                 written.setdefault(name, []).extend(values)
         for field, observed in item.items():
             if field in keys or not is_scalar(observed) or field not in written or \
-                    any(same_value(observed, w) for w in written[field]) or \
+                    any(same_value(observed, w) for w in [*written[field], *created.get(field, ())]) or \
                     any(same_value(observed, record.value.get(field)) for _, record in owned):
                 continue
             flags.append(StepFlag(kind=FlagKind.patch_contradiction, path=f"{path}/{field}",
@@ -343,10 +344,13 @@ def _patched_values(patch: Sequence[dict[str, Any]], below: str) -> dict[str, li
 def _omissions(observation: dict[str, Any], after: StateIndex, arguments: dict[str, Any],
                tool: Tool) -> list[StepFlag]:
     flags = []
+    bounds = _date_bounds(arguments, tool)
     for path, item in walk_objects(observation):
         for record in after.resolved(item)[:1]:
             for key, value in item.items():
                 held = record.value.get(key)
+                if isinstance(held, list) and bounds is not None:
+                    held = [h for h in held if _dated_within(h, bounds)]
                 if isinstance(value, list) and isinstance(held, list) and len(value) < len(held):
                     flags.append(StepFlag(kind=FlagKind.omission, path=f"{path}/{key}",
                                           detail=f"{len(value)} of the {len(held)} items of {record.path}/{key} "
@@ -454,6 +458,12 @@ def _date_bounds(arguments: dict[str, Any], tool: Tool) -> tuple[str | None, str
         return (max(low) if low else None, min(high) if high else None)
     dates = sorted(dated.values())
     return (dates[0], dates[-1]) if len(dates) >= 2 else None
+
+
+def _dated_within(item: Any, bounds: tuple[str | None, str | None]) -> bool:
+    """Whether a listed item survives a date filter: it has no date, or one of its dates lies within."""
+    dates = [v for v in (item.values() if isinstance(item, dict) else [item]) if isinstance(v, str) and _DATE.match(v)]
+    return not dates or any(_within_dates(v, bounds) for v in dates)
 
 
 def _within_dates(value: Any, bounds: tuple[str | None, str | None]) -> bool:

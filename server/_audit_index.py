@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import jsonpointer
 
+from ._audit_values import instant
+
 if TYPE_CHECKING:
     from ._audit_identity import Entities
 
@@ -146,12 +148,19 @@ class StateIndex:
 
 
 def _token(value: Any) -> tuple[str, Any]:
-    """A hashable stand-in that keeps True apart from 1 but 2 equal to 2.0, as JSON does."""
+    """A hashable stand-in that keeps True apart from 1 but 2 equal to 2.0, as JSON does; numbers to nine
+    significant digits, text up to whitespace and date-times as instants, as the audit compares values."""
     if isinstance(value, bool) or value is None:
         return ("const", value)
     if isinstance(value, int | float):
-        return ("number", float(value))
+        return ("number", float(f"{value:.9g}"))
+    if isinstance(value, str):
+        moment = instant(value) if _DATE_TIME.match(value) else None
+        return ("instant", moment) if moment is not None else ("text", " ".join(value.split()))
     return ("text", value)
+
+
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 
 def walk_objects(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

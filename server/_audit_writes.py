@@ -100,16 +100,18 @@ def added_record_flags(observation: dict[str, Any], patch: Sequence[dict[str, An
     return flags
 
 
-def reports_added_record(item: dict[str, Any], patch: Sequence[dict[str, Any]]) -> bool:
-    """Whether an observed object reports a record the patch adds (two or more of its fields, most of
-    those they share)."""
+def added_values(item: dict[str, Any], patch: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Field -> values of the records the patch adds that an observed object reports (two or more of their
+    fields, most of those they share): a created record names its parent, yet reports its own fields."""
+    found: dict[str, list[Any]] = {}
     for op in patch:
         if op.get("op") in _CREATING_OPS and isinstance(op.get("value"), dict):
             for _, record in walk_objects(op["value"]):
                 common, equal = _agreement(item, record)
                 if len(equal) >= 2 and 2 * len(equal) >= len(common):
-                    return True
-    return False
+                    for key, value in record.items():
+                        found.setdefault(key, []).append(value)
+    return found
 
 
 def _agreement(item: dict[str, Any], record: dict[str, Any]) -> tuple[list[str], list[str]]:
