@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from occusim.environments import FlagKind, StepFlag, Tool, read_tool_error
+from occusim.environments import FlagKind, StepFlag, Tool, ToolErrorType, read_tool_error
 
 from ._audit_identity import Entities
 from ._audit_index import is_scalar, pointer, walk_objects
@@ -15,6 +15,9 @@ from ._audit_values import same_value
 
 _NOT_FOUND = re.compile(r"not[ _-]?found|no such|does not exist|doesn't exist|unknown|no record|not exist",
                         re.IGNORECASE)
+_TRANSPORT = frozenset({ToolErrorType.HTTP_ERROR, ToolErrorType.TIMEOUT, ToolErrorType.CONNECTION_ERROR,
+                        ToolErrorType.SIMULATOR_ERROR, ToolErrorType.SIMULATOR_UNAVAILABLE})
+_NUMBERED = re.compile(r"[A-Za-z0-9][\w.-]*\d[\w.-]*")
 _SUCCESS_STATUS = frozenset({"success", "succeeded", "ok", "completed", "done"})
 _CREATING_OPS = ("add", "copy", "move")
 
@@ -27,9 +30,12 @@ def error_flags(observation: dict[str, Any], arguments: dict[str, Any], before: 
         flags.append(StepFlag(kind=FlagKind.error_contradiction, path="/error",
                               detail="the observation reports an error and a success at once"))
     error = read_tool_error(observation)
-    if error is None or not (_NOT_FOUND.search(str(error.type)) or _NOT_FOUND.search(error.message)):
-        return flags
+    if error is None or error.type in _TRANSPORT or \
+            not (_NOT_FOUND.search(str(error.type)) or _NOT_FOUND.search(error.message)):
+        return flags  # a failed transport (an injected 404 among them) says nothing about the records
     values = [v for v in argument_values(arguments) if isinstance(v, str) and v.strip()]
+    if any(not before.named(token.strip(".")) for token in _NUMBERED.findall(error.message)):
+        return flags  # the message names something the state does not hold: it may be what is missing
     quoted = [v for v in values if v in error.message]
     candidates = quoted or [v for v in values if before.named(v)]
     existing = [v for v in candidates if before.named(v)]
