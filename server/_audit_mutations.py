@@ -9,17 +9,15 @@ import re
 import string
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jsonpointer
 
-from occusim.environments import CollectionRecord, Tool
+from occusim.environments import CollectionRecord
 
-if TYPE_CHECKING:
-    from ._audit_selftest import GoldenStep
+from ._audit_golden import Broken, GoldenStep
 
-Broken = tuple[Any, list[dict[str, Any]], dict[str, Any], Tool]
-Mutator = Callable[["GoldenStep", random.Random], Broken | None]
+Mutator = Callable[[GoldenStep, random.Random], Broken | None]
 
 
 # --- mutations -----------------------------------------------------------------------------------------

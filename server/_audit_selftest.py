@@ -6,27 +6,16 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
 from occusim.environments import (
     Catalog,
-    CollectionRecord,
-    Scenario,
-    Tool,
-    apply_json_patch,
-    collection_records,
     load_catalog,
-    reports_error,
 )
 
-from ._audit import audit_step
-from ._audit_identity import scenario_collections
-from ._audit_mutations import MUTATORS, PROBES, Broken
+from ._audit_golden import golden_steps
+from ._audit_mutations import MUTATORS, PROBES
 
 
 class MutationTally(BaseModel):
@@ -79,61 +68,6 @@ class AuditSelftest(BaseModel):
 
 def _share(tally: MutationTally) -> str:
     return f"{100 * tally.caught / tally.steps:.1f} %" if tally.steps else "-"
-
-
-@dataclass
-class GoldenStep:
-    """One reference call with the golden state before it and everything needed to audit it."""
-
-    task_id: str
-    scenario: Scenario
-    tool: Tool
-    arguments: dict[str, Any]
-    before: dict[str, Any]
-    observation: Any
-    patch: list[dict[str, Any]]
-    earlier: list[Any]
-
-    @cached_property
-    def after(self) -> dict[str, Any]:
-        return apply_json_patch(self.before, self.patch)
-
-    @cached_property
-    def records_before(self) -> list[CollectionRecord]:
-        return [r for c in scenario_collections(self.scenario) for r in collection_records(c, self.before)]
-
-    @cached_property
-    def records_after(self) -> list[CollectionRecord]:
-        return [r for c in scenario_collections(self.scenario) for r in collection_records(c, self.after)]
-
-    @property
-    def failed(self) -> bool:
-        return not isinstance(self.observation, dict) or reports_error(self.observation)
-
-    def audit(self, broken: Broken | None = None) -> int:
-        observation, patch, arguments, tool = broken if broken is not None else \
-            (self.observation, self.patch, self.arguments, self.tool)
-        try:
-            after = self.after if patch is self.patch else apply_json_patch(self.before, patch)
-        except Exception:  # a mutated patch that no longer applies is as broken as can be
-            return 1
-        return len(audit_step(self.scenario, tool, arguments, state_before=self.before, observation=observation,
-                              patch=patch, state_after=after, earlier_observations=self.earlier))
-
-
-def golden_steps(catalog: Catalog) -> Iterator[GoldenStep]:
-    """Every reference step of the catalog's tasks, from the golden state before it."""
-    for task in sorted(catalog.tasks.values(), key=lambda t: t.id):
-        scenario = catalog.scenario_of(task)
-        state = catalog.initial_state(task)
-        earlier: list[Any] = []
-        for step in task.reference_solution:
-            tool = scenario.tool(step.tool)
-            if tool is not None:
-                yield GoldenStep(task.id, scenario, tool, step.arguments, state, step.observation,
-                                 step.state_patch, list(earlier))
-            earlier.append(step.observation)
-            state = apply_json_patch(state, step.state_patch)
 
 
 def run_audit_selftest(seed: int = 0, catalog: Catalog | None = None) -> AuditSelftest:
