@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jsonpointer
@@ -38,6 +38,7 @@ from ._audit_index import (
 from ._audit_schema import declared_names, undeclared_fields
 from ._audit_values import instant, same_value
 from ._audit_writes import added_record_flags, added_values, error_flags, write_flags
+from ._audit_writes import argument_values as call_scalars
 
 _CREATING_OPS = ("add", "copy", "move")
 
@@ -406,7 +407,7 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
     keys = set.intersection(*({k for k, v in r.value.items() if is_scalar(v)} for r in members))
     wanted = {r.path for r in chosen}
     left_out = len(members) - len(wanted)
-    given = [v for v in _scalars(arguments) if isinstance(v, str)]
+    given = [v for v in call_scalars(arguments) if isinstance(v, str)]
     argument_values = {normalized(v) for v in given}
     for key in sorted(keys, key=str):
         values = [r.value[key] for r in members]
@@ -501,14 +502,3 @@ def _range_explains(key: str, chosen: list[Record], members: list[Record], wante
 
 def _key(value: Any) -> str:
     return repr(value)
-
-
-def _scalars(node: Any) -> Iterable[Any]:
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _scalars(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _scalars(value)
-    else:
-        yield node
