@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from occusim.environments import FlagKind, Task, load_catalog
 from occusim.llm import scripted_model
@@ -232,3 +234,25 @@ def test_an_error_that_reports_success_or_misses_an_existing_record_is_flagged()
         [FlagKind.error_contradiction]
     # A record the state does not hold may well be missing.
     assert _audit_first_step({"error": "Unknown patient P-9999"}) == []
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                     max_leaves=16)
+
+
+@settings(max_examples=150, deadline=None)
+@given(observation=st.dictionaries(st.sampled_from(["patient_id", "bed_id", "status", "error", "success", "beds",
+                                                    "name", "arrival_time"]), _JSON, max_size=5),
+       written=_JSON)
+def test_any_answer_is_audited_without_raising(observation, written):
+    scenario = CATALOG.scenario_of(TASK)
+    step = TASK.reference_solution[9]
+    tool = scenario.tool(step.tool)
+    assert tool is not None
+    state = CATALOG.initial_state(TASK)
+    patch = [{"op": "replace", "path": "/beds/FT-3/status", "value": written}]
+    flags = audit_step(scenario, tool, step.arguments, state_before=state, observation=observation, patch=patch,
+                       state_after={**state, "beds": {**state["beds"], "FT-3": {**state["beds"]["FT-3"],
+                                                                                 "status": written}}})
+    assert all(flag.detail for flag in flags)
