@@ -256,3 +256,27 @@ def test_any_answer_is_audited_without_raising(observation, written):
                        state_after={**state, "beds": {**state["beds"], "FT-3": {**state["beds"]["FT-3"],
                                                                                  "status": written}}})
     assert all(flag.detail for flag in flags)
+
+
+def test_a_derived_field_the_scenario_declares_is_checked_against_its_formula():
+    # ap-invoice-clerk declares /invoices total = subtotal + freight. A world model that writes a wrong
+    # total to the state and reports the same one copies the state faithfully, yet breaks the formula.
+    scenario = CATALOG.scenarios["ap-invoice-clerk"]
+    task = next(t for t in scenario.tasks if t.reference_solution[0].tool == "get_invoice")
+    step = task.reference_solution[0]
+    tool = scenario.tool("get_invoice")
+    assert tool is not None
+    state = CATALOG.initial_state(task)
+    invoice_id = step.arguments["invoice_id"]
+    observation = copy.deepcopy(step.observation)
+    wrong = observation["invoice"]["subtotal"] + observation["invoice"]["freight"] + 120.0
+    observation["invoice"]["total"] = wrong
+    after = copy.deepcopy(state)
+    after["invoices"][invoice_id]["total"] = wrong
+
+    def audited(seen: Any, held: dict[str, Any]) -> list[tuple[FlagKind, str | None]]:
+        return [(f.kind, f.path) for f in audit_step(scenario, tool, step.arguments, state_before=held,
+                                                     observation=seen, patch=[], state_after=held)]
+
+    assert audited(observation, after) == [(FlagKind.value_mismatch, "/invoice/total")]
+    assert audited(step.observation, state) == []
