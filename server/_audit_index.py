@@ -56,10 +56,10 @@ class Record:
 
 @dataclass
 class StateIndex:
-    """Every object of a state, by id (ids that name one record only) and by its scalar fields."""
+    """Every object of a state, by path and by its scalar fields; the collection records among them
+    through `entities`."""
 
     records: list[Record] = field(default_factory=list)
-    by_id: dict[str, list[Record]] = field(default_factory=dict)
     by_path: dict[str, Record] = field(default_factory=dict)
     entities: Entities | None = None
     _by_field: dict[tuple[str, Any], list[int]] | None = None
@@ -89,21 +89,9 @@ class StateIndex:
         record = Record(path, path.rsplit("/", 1)[0], node, None)
         self.records.append(record)
         self.by_path[path] = record
-        if mapping_key is not None:
-            self.by_id.setdefault(mapping_key, []).append(record)
-        else:
+        if mapping_key is None:
             named = own_id(node)
-            if named is not None:
-                record.id_key = named[0]
-                self.by_id.setdefault(named[1], []).append(record)
-
-    def record_for(self, key: str, value: str) -> Record | None:
-        """The one record an observation's `key: value` names, if the state holds exactly one."""
-        found = self.by_id.get(value)
-        if not found or len(found) != 1:
-            return None
-        record = found[0]
-        return record if record.id_key in (None, key) or key == "id" else None
+            record.id_key = named[0] if named is not None else None
 
     def resolved(self, item: dict[str, Any]) -> list[Record]:
         """The collection records an observed object is a view of (see Entities.resolve): one, or several
