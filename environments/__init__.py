@@ -2,6 +2,15 @@
 
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
+from ._collections import (
+    Collection,
+    CollectionRecord,
+    DerivedField,
+    collection_problems,
+    collection_records,
+    evaluate_formula,
+    infer_collections,
+)
 from ._errors import INCONSISTENT, ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
 from ._json_input import MAX_JSON_DEPTH, TEXT_PATTERN, JsonInputError, check_json, json_problems
@@ -58,6 +67,13 @@ __all__ = [
     "BUNDLED_CATALOG",
     "CATEGORIES",
     "Catalog",
+    "Collection",
+    "CollectionRecord",
+    "DerivedField",
+    "collection_problems",
+    "collection_records",
+    "evaluate_formula",
+    "infer_collections",
     "Category",
     "EpisodeRecord",
     "EpisodeStatus",

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._categories import Category
+from ._collections import Collection
 from ._errors import inconsistent
 from ._task import Task
 
@@ -72,6 +73,11 @@ class Scenario(BaseModel):
     initial_state: dict[str, Any]
     state_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema the tracked state must keep satisfying."
+    )
+    collections: list[Collection] = Field(
+        default_factory=list,
+        description="The state's record collections, each with its identity key, references and derived fields; "
+        "the per-step audit resolves observed records through them (inferred from the initial state when empty).",
     )
     simulator_prompt: str | None = Field(
         default=None,

@@ -1,7 +1,8 @@
 # The public names of occusim.server. `__init__.py` loads them lazily from this list, so that importing one name
 # loads only the modules it needs, while type checkers see the real types.
 from ._audit import audit_step, patch_flags
-from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
+from ._audit_golden import GoldenStep, golden_steps
+from ._audit_selftest import AuditSelftest, MutationTally, run_audit_selftest
 from ._episode import Episode
 from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS, EPISODE_ID, EpisodeService
 from ._errors import (
