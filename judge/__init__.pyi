@@ -14,7 +14,7 @@ from ._occubench_verifier import (
 )
 from ._prompt import PROMPT_VERSION
 from ._scoring import check_item, score_items
-from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
+from ._service import JUDGE_PATH, JudgeMeter, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
 from ._state_check import check_state
 from ._tool_call_check import check_tool_call, counts_as_call
@@ -30,6 +30,7 @@ __all__ = [
     "CheckVerdict",
     "ItemVerdict",
     "JudgeError",
+    "JudgeMeter",
     "JudgeModelError",
     "JudgeRequest",
     "JudgeSettings",

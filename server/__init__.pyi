@@ -12,7 +12,14 @@ from ._api_models import (
 )
 from ._audit import audit_step, patch_flags
 from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
-from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
+from ._config import (
+    ConfigError,
+    ServiceSettings,
+    default_store_url,
+    is_loopback,
+    load_settings,
+    trusted_hosts,
+)
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -25,6 +32,7 @@ from ._errors import (
     RefusedInputError,
     SimulatorError,
     SimulatorUnavailableError,
+    SpendLimitError,
     StepConflictError,
     StepLimitError,
     StoreError,
@@ -33,6 +41,7 @@ from ._errors import (
     UnknownToolError,
 )
 from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
+from ._http_guards import host_guard
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
 from ._stdio import serve_stdio
@@ -67,6 +76,8 @@ __all__ = [
     "create_app",
     "default_store_url",
     "is_loopback",
+    "host_guard",
+    "trusted_hosts",
     "judge_hook",
     "occubench_judge_hook",
     "load_settings",
@@ -75,6 +86,7 @@ __all__ = [
     "Episode",
     "EpisodeClosedError",
     "EpisodeError",
+    "SpendLimitError",
     "EpisodeExistsError",
     "EpisodeNotFoundError",
     "EpisodeService",

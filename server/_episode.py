@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +42,7 @@ from ._errors import (
     StepLimitError,
     UnknownToolError,
 )
-from ._faults import FaultSchedule, fault_rules
+from ._faults import FaultSchedule, PlannedFault, fault_rules
 from ._occubench_world import occubench_messages, occubench_system_prompt, simulate_occubench
 from ._schemas import violations
 from ._simulator_prompt import simulated_steps, true_observation
@@ -52,6 +54,9 @@ log = logging.getLogger("occusim.server")
 JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
 # Told the tenant and the model cost (USD) of each committed step, and of each judgment, that cost something.
 CostHook = Callable[[str | None, float], Awaitable[None]]
+# Held around each world-model call and the counting of its cost, given the tenant; raises SpendLimitError
+# (nothing recorded) when the tenant's spend may not grow.
+SpendHold = Callable[[str | None], AbstractAsyncContextManager[None]]
 
 
 @dataclass
@@ -80,7 +85,8 @@ class Episode:
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
                  on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None,
-                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None) -> None:
+                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None,
+                 spend_hold: SpendHold | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
@@ -95,6 +101,7 @@ class Episode:
         self._fault_rules = fault_rules(record.faults)
         self._on_close = on_close
         self._on_cost = on_cost
+        self._spend_hold = spend_hold
         self._lock = asyncio.Lock()
         self._state_hash = state_hash(record.state)
 
@@ -191,6 +198,11 @@ class Episode:
             step.fault = fault
             return await self._commit(step, self.record.state)
 
+        async with self._holding_spend():
+            return await self._simulated_step(index, tool, definition, arguments, planned)
+
+    async def _simulated_step(self, index: int, tool: str, definition: Tool, arguments: dict[str, Any],
+                              planned: PlannedFault | None) -> StepOutcome:
         try:
             simulation = await self.world_model.simulate(
                 self.scenario, definition, arguments, state=self.record.state, history=self.record.steps,
@@ -233,17 +245,27 @@ class Episode:
         action = occubench_action(tool, raw_arguments if raw_arguments is not None else json.dumps(arguments))
         system = occubench_system_prompt(self.harness, self.scenario, self.record.faults)
         messages = occubench_messages(self.harness, system, self.record.steps, action)
-        try:
-            async with self.world_model.bounded(tool):
-                answer = await simulate_occubench(self.harness, self.world_model.model, messages,
-                                                  seed=self.record.faults.seed)
-        except SimulatorError as error:
-            step = self._simulator_failure(index, tool, arguments, error)
-        else:
-            step = self._new_step(index, tool, arguments, answer.text, is_error=False)
-            step.usage, step.latency_ms = answer.usage, answer.latency_ms
-        step.raw_arguments = raw_arguments
-        return await self._commit(step, self.record.state)
+        async with self._holding_spend():
+            try:
+                async with self.world_model.bounded(tool):
+                    answer = await simulate_occubench(self.harness, self.world_model.model, messages,
+                                                      seed=self.record.faults.seed)
+            except SimulatorError as error:
+                step = self._simulator_failure(index, tool, arguments, error)
+            else:
+                step = self._new_step(index, tool, arguments, answer.text, is_error=False)
+                step.usage, step.latency_ms = answer.usage, answer.latency_ms
+            step.raw_arguments = raw_arguments
+            return await self._commit(step, self.record.state)
+
+    @contextlib.asynccontextmanager
+    async def _holding_spend(self) -> AsyncIterator[None]:
+        """Around a model call and its commit: the tenant's spend is held, and counted before it is let go."""
+        if self._spend_hold is None:
+            yield
+            return
+        async with self._spend_hold(self.record.tenant):
+            yield
 
     def _simulator_failure(self, index: int, tool: str, arguments: dict[str, Any],
                            error: SimulatorError) -> StepRecord:

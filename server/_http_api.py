@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-from fastapi import Security
+from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from occusim.environments import Catalog
@@ -16,6 +16,7 @@ from ._auth import ApiKeys, EpisodeTokens
 from ._config import ServiceSettings
 from ._counters import CountersUnavailableError
 from ._episodes import EpisodeService
+from ._errors import SpendLimitError
 from ._judging import BackgroundJudging
 from ._mcp_http import EpisodeEndpoints
 from ._tenant_limits import TenantLimiter, TenantLimitError
@@ -43,6 +44,13 @@ class Hosted:
     endpoints: EpisodeEndpoints
     limits: TenantLimiter
 
+    def caller(self, request: Request) -> str | None:
+        """The tenant of the request's API key (None without auth, or for a key that is not a tenant's)."""
+        if self.api_keys is None:
+            return None
+        scheme, _, key = request.headers.get("authorization", "").partition(" ")
+        return self.api_keys.tenant(key.strip()) if scheme.lower() == "bearer" else None
+
     def tenant_dependency(self) -> Callable[..., Awaitable[str | None]]:
         """A dependency giving the caller's tenant from its API key; None when the service runs without auth."""
 
@@ -63,7 +71,7 @@ def tenant_limits_answered() -> Iterator[None]:
     """A limit reached as 429, and counters that cannot be reached as 503, both with Retry-After."""
     try:
         yield
-    except TenantLimitError as error:
+    except (TenantLimitError, SpendLimitError) as error:
         raise ApiError(429, error.kind, str(error), headers={"Retry-After": str(error.retry_after)}) from None
     except CountersUnavailableError as error:
         raise ApiError(503, "limits_unavailable", f"tenant limits cannot be checked: {error}",

@@ -31,6 +31,7 @@ from ._counters import Counters, counters_for
 from ._episodes import EpisodeService
 from ._http_api import Hosted
 from ._http_guards import HostGuard, cors
+from ._judge_meter import judge_meter
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
@@ -69,7 +70,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
                              max_argument_depth=settings.max_argument_depth,
                              call_deadline=settings.tool_call_timeout,
-                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend)
+                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend,
+                             spend_hold=limits.holding_spend)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
@@ -87,7 +89,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     )
     # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
     judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
-    judge.include_router(judge_router(settings.judge_model))
+    judge.include_router(judge_router(settings.judge_model, meter=judge_meter(hosted)))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
