@@ -1,5 +1,6 @@
 # The public names of occusim.rest. `__init__.py` loads them lazily from this list, so that importing one name
 # loads only the modules it needs, while type checkers see the real types.
+from ._access_log import redact_access_log, without_query_values
 from ._app import BODY_ERRORS, error_responses, rest_app
 from ._body_limit import BodyLimit
 from ._errors import ApiError, ErrorBody, FieldError, unauthorized
@@ -16,6 +17,8 @@ __all__ = [
     "MAX_BODY_DEPTH",
     "error_response",
     "error_responses",
+    "redact_access_log",
     "rest_app",
     "unauthorized",
+    "without_query_values",
 ]

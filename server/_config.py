@@ -66,6 +66,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def trusted_hosts(host: str, allowed: list[str]) -> list[str]:
+    """Host header values a service bound to `host` accepts: loopback names, the bound host, `allowed`."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+        bound = f"[{host}]" if ":" in host else host
+        hosts += [f"{bound}:*", bound]
+    return hosts + list(allowed)
+
+
 class ServiceSettings(BaseModel):
     """Everything the hosted service needs; the fields are also the keys of the --config file."""
 
@@ -193,11 +202,7 @@ class ServiceSettings(BaseModel):
 
     def trusted_hosts(self) -> list[str]:
         """Host header values accepted (DNS-rebinding protection): loopback names, the bound host, extras."""
-        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
-        if not self.loopback and self.host not in ("0.0.0.0", "::"):
-            bound = f"[{self.host}]" if ":" in self.host else self.host
-            hosts += [f"{bound}:*", bound]
-        return hosts + self.allowed_hosts
+        return trusted_hosts(self.host, self.allowed_hosts)
 
     def trusted_origins(self) -> list[str]:
         origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]

@@ -212,6 +212,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
     from occusim.environments import ScenarioErrors
+    from occusim.rest import redact_access_log
     from occusim.server import ConfigError, Store, StoreUnavailableError, create_app, load_settings
 
     try:
@@ -249,6 +250,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
         timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
     )
+    redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()
     return 0
 
