@@ -47,6 +47,10 @@ class Counters(Protocol):
 
     async def flagged(self, key: str) -> bool: ...
 
+    async def ping(self) -> None:
+        """Raise CountersUnavailableError when the counters cannot be reached."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -81,6 +85,9 @@ class MemoryCounters:
 
     async def flagged(self, key: str) -> bool:
         return self._live(key) > 0
+
+    async def ping(self) -> None:
+        return None
 
     async def close(self) -> None:
         self._values.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ from ._errors import SpendLimitError
 from ._judging import BackgroundJudging
 from ._mcp_http import EpisodeEndpoints
 from ._tenant_limits import TenantLimiter, TenantLimitError
+
+log = logging.getLogger("occusim.server")
 
 # Parsing only (auto_error off): the routes answer a missing or wrong credential with their own 401.
 _API_KEY = HTTPBearer(scheme_name="apiKey", description="A tenant API key.", auto_error=False)
@@ -74,5 +77,7 @@ def tenant_limits_answered() -> Iterator[None]:
     except (TenantLimitError, SpendLimitError) as error:
         raise ApiError(429, error.kind, str(error), headers={"Retry-After": str(error.retry_after)}) from None
     except CountersUnavailableError as error:
-        raise ApiError(503, "limits_unavailable", f"tenant limits cannot be checked: {error}",
-                       headers={"Retry-After": "5"}) from None
+        # The cause names the Redis address: for the operator's log, not for tenants.
+        log.warning("tenant limits cannot be checked: %s", error)
+        raise ApiError(503, "limits_unavailable", "tenant limits cannot be checked: the shared usage counters "
+                       "are unreachable; retry shortly", headers={"Retry-After": "5"}) from None
