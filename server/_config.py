@@ -187,6 +187,15 @@ class ServiceSettings(BaseModel):
     def loopback(self) -> bool:
         return is_loopback(self.host)
 
+    def check_token_secret(self) -> None:
+        """Refuse a store that other replicas can share (PostgreSQL) without token_secret: a replica keying
+        tokens with its own key file would refuse every token the others hand out, and they its tokens."""
+        if self.token_secret is None and self.db.split(":", 1)[0].startswith("postgres"):
+            raise ConfigError(
+                "a PostgreSQL store is shared by every replica that names it, and they must sign episode tokens "
+                "with one key: set token_secret in --config (or OCCUSIM_TOKEN_SECRET) to the same value on each"
+            )
+
     def check_exposure(self) -> None:
         """Refuse settings that would expose episodes: auth off beyond loopback, or auth on without keys."""
         if self.no_auth and not self.loopback:

@@ -54,6 +54,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     `counters` (tenant usage, ended MCP sessions) to Redis at `settings.redis`, else this process's memory.
     """
     settings.check_exposure()
+    settings.check_token_secret()
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema,
