@@ -6,6 +6,7 @@ from ._body_limit import BodyLimit
 from ._errors import ApiError, ErrorBody, FieldError, unauthorized
 from ._handlers import error_response
 from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
+from ._read_deadlines import read_deadline_protocol
 
 __all__ = [
     "BODY_ERRORS",
@@ -17,6 +18,7 @@ __all__ = [
     "MAX_BODY_DEPTH",
     "error_response",
     "error_responses",
+    "read_deadline_protocol",
     "redact_access_log",
     "rest_app",
     "unauthorized",

@@ -133,6 +133,13 @@ class ServiceSettings(BaseModel):
         default=75.0, gt=0, description="How long an idle HTTP connection stays open. Longer than clients "
         "wait between calls under load, so a client never sends a call on a connection being closed.",
     )
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long a client has to send a request's headers, from connecting or "
+        "from the request's first byte; the connection is closed past it (slowloris).",
+    )
+    body_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="How long a client has to send a request's body once its headers are in.",
+    )
     redis: str | None = Field(
         default=None, description="Redis URL (redis://host:6379/0) where replicas share tenant usage and ended "
         "MCP sessions; without it they are counted in this process only.",

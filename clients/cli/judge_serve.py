@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+# A client gets this long for a request's headers, then for its body; the connection is closed past it.
+HEADER_SECONDS, BODY_SECONDS = 10.0, 60.0
+
 DESCRIPTION = """\
 Serve POST /v1/judge with uvicorn: the body {task, scenario?, trajectory, votes?, seed?, llm_items?}
 (Task, Scenario and EpisodeRecord JSON) is answered with the Verdict JSON. Malformed bodies get 400
@@ -55,7 +58,7 @@ async def run(args: argparse.Namespace) -> int:
 
     from occusim.judge import JUDGE_PATH, MAX_VOTES, judge_app
     from occusim.llm import ModelConfig
-    from occusim.rest import redact_access_log
+    from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import host_guard, is_loopback, trusted_hosts
 
     if not is_loopback(args.host) and not args.allow_remote:
@@ -83,7 +86,8 @@ async def run(args: argparse.Namespace) -> int:
     url = f"http://{args.host}:{args.port}{JUDGE_PATH}"
     print(f"occusim judge-serve: POST {url}, judge model {model.model}", file=sys.stderr)
     config = uvicorn.Config(
-        app, host=args.host, port=args.port, log_level=args.log_level, server_header=False
+        app, host=args.host, port=args.port, log_level=args.log_level, server_header=False,
+        http=read_deadline_protocol(header_seconds=HEADER_SECONDS, body_seconds=BODY_SECONDS),
     )
     redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()

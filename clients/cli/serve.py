@@ -212,7 +212,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
     from occusim.environments import ScenarioErrors
-    from occusim.rest import redact_access_log
+    from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import ConfigError, Store, StoreUnavailableError, create_app, load_settings
 
     try:
@@ -249,6 +249,8 @@ async def _serve_http(args: argparse.Namespace) -> int:
         app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
         timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
         timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
+        http=read_deadline_protocol(header_seconds=settings.header_timeout_seconds,
+                                    body_seconds=settings.body_timeout_seconds),
     )
     redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()

@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from occusim.environments import Catalog
+from occusim.rest import read_deadline_protocol
 from occusim.server import ServiceSettings, Store, create_app, load_settings
 
 from . import triage_worlds
@@ -86,7 +87,9 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                timeout_keep_alive=math.ceil(settings.keep_alive_seconds))
+                                timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
+                                http=read_deadline_protocol(header_seconds=settings.header_timeout_seconds,
+                                                            body_seconds=settings.body_timeout_seconds))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
 
