@@ -25,6 +25,7 @@ from occusim.llm import ModelConfig
 from ._api_models import TenantLimits
 from ._auth import fingerprint
 from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS
+from ._oauth import OAuthSettings
 from ._store import DEFAULT_MAX_OVERFLOW, DEFAULT_POOL_SIZE
 from ._world_model import DEFAULT_CALL_DEADLINE
 
@@ -117,6 +118,17 @@ class ServiceSettings(BaseModel):
         "past it the agent gets simulator_unavailable.",
     )
     public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")
+    oauth_issuer: str | None = Field(
+        default=None, description="OAuth 2.1 authorization server whose JWT access tokens the service accepts "
+        "beside API keys (MCP authorization); its metadata must list a jwks_uri.",
+    )
+    oauth_resource: str | None = Field(
+        default=None, description="This service's resource URI, which tokens must name as audience (RFC 8707); "
+        "public_url when unset.",
+    )
+    oauth_scopes: list[str] = Field(default_factory=list, description="Scopes every access token must carry.")
+    oauth_tenant_claim: str = Field(default="sub", min_length=1,
+                                    description="The token claim whose value is the caller's tenant.")
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Extra Host header values accepted (e.g. 'bench.example.org:*')."
     )
@@ -193,6 +205,17 @@ class ServiceSettings(BaseModel):
     @property
     def loopback(self) -> bool:
         return is_loopback(self.host)
+
+    def oauth(self) -> OAuthSettings | None:
+        """The OAuth resource-server settings, or None; ConfigError when the resource URI is unknown."""
+        if self.oauth_issuer is None:
+            return None
+        resource = self.oauth_resource or self.public_url
+        if resource is None:
+            raise ConfigError("--oauth-issuer needs the service's resource URI, which tokens name as their audience: "
+                              "set oauth_resource (--oauth-resource URL) or public_url")
+        return OAuthSettings(issuer=self.oauth_issuer, resource=resource, scopes=tuple(self.oauth_scopes),
+                             tenant_claim=self.oauth_tenant_claim)
 
     def check_token_secret(self) -> None:
         """Refuse a store that other replicas can share (PostgreSQL) without token_secret: a replica keying

@@ -18,7 +18,7 @@ def judge_meter(hosted: Hosted) -> JudgeMeter:
 
     @contextlib.asynccontextmanager
     async def metered(request: Request, model_calls: int) -> AsyncIterator[Callable[[Verdict], Awaitable[None]]]:
-        tenant = hosted.caller(request)
+        tenant = await hosted.caller(request)
 
         async def spent(verdict: Verdict) -> None:
             await limits.record_spend(tenant, verdict.usage.cost_usd)

@@ -35,6 +35,7 @@ from ._judge_meter import judge_meter
 from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
+from ._oauth import JwtVerifier
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
 from ._routes_usage import usage_router
@@ -55,6 +56,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     """
     settings.check_exposure()
     settings.check_token_secret()
+    oauth = settings.oauth()
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema,
@@ -87,6 +89,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         settings=settings, catalog=catalog, service=service,
         api_keys=None if settings.no_auth else ApiKeys(settings.api_keys),
         tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints, limits=limits,
+        oauth=JwtVerifier(oauth) if oauth is not None else None,
     )
     # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
     judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
@@ -120,6 +123,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     )
     # The episode viewer's HTML pages (not part of the API document).
     app.router.routes.append(viewer_mount(viewer))
+    if oauth is not None:  # RFC 9728: where clients find the authorization server
+        app.router.routes.extend(oauth.metadata_routes())
     return app
 
 
