@@ -41,13 +41,16 @@ class HostedViewer:
         return self._sources[tenant]
 
     def grant(self, token: str | None) -> ViewerGrant | None:
-        """A link's grant, if it is valid here: with API keys, only one naming a tenant that has a key (a link
-        minted without auth, by any instance sharing the key, would otherwise show every tenant's episodes)."""
+        """A link's grant, if it is valid here: with API keys, only one naming a tenant (a link minted without
+        auth, by any instance sharing the key, would otherwise show every tenant's episodes) that has a key,
+        or, with an OAuth issuer, whose tokens name any tenant, any tenant."""
         grant = self.links.verify(token)
         keys = self.hosted.api_keys
         if grant is None or keys is None:
             return grant
-        return grant if grant.tenant is not None and keys.has_tenant(grant.tenant) else None
+        if grant.tenant is None:
+            return None
+        return grant if self.hosted.oauth is not None or keys.has_tenant(grant.tenant) else None
 
     async def source_for(self, request: Request) -> EpisodeSource:
         if self.hosted.api_keys is None:
