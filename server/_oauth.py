@@ -12,6 +12,7 @@ import httpx
 import jwt
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.routing import Route
 
@@ -47,8 +48,10 @@ class OAuthSettings:
         return ", ".join(parts)
 
     def metadata_routes(self) -> list[Route]:
+        # Through the SDK's model, which keeps a path-less issuer as written: clients compare it as a string.
+        urls = ProtectedResourceMetadata(resource=self.resource, authorization_servers=[self.issuer])  # type: ignore[arg-type, list-item]
         return create_protected_resource_routes(
-            AnyHttpUrl(self.resource), [AnyHttpUrl(self.issuer)], scopes_supported=list(self.scopes) or None,
+            urls.resource, urls.authorization_servers, scopes_supported=list(self.scopes) or None,
             resource_name="occusim",
         )
 

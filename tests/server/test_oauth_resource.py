@@ -81,8 +81,8 @@ def test_the_metadata_names_the_issuer_and_a_401_points_at_it(served: LiveServer
     metadata = httpx.get(f"{served.url}/.well-known/oauth-protected-resource", timeout=30)
     assert metadata.status_code == 200
     assert metadata.json()["resource"] == RESOURCE
-    # The SDK's metadata model writes a path-less URL with its "/"; clients discover the server from it.
-    assert metadata.json()["authorization_servers"] == [issuer.url + "/"]
+    # Exactly as configured: clients compare the issuer as a string (RFC 8414).
+    assert metadata.json()["authorization_servers"] == [issuer.url]
     assert metadata.json()["scopes_supported"] == [SCOPE]
     anonymous = httpx.get(f"{served.url}/v1/tasks", timeout=30)
     assert anonymous.status_code == 401
