@@ -185,7 +185,8 @@ class ServiceSettings(BaseModel):
     @model_validator(mode="after")
     def _limits_name_tenants(self) -> ServiceSettings:
         unknown = sorted(set(self.tenant_limits) - set(self.api_keys))
-        if unknown and self.api_keys:
+        # With an OAuth issuer, tenants are also the subjects (or claims) of its tokens, unknown here.
+        if unknown and self.api_keys and self.oauth_issuer is None:
             raise ValueError(f"tenant_limits names tenants without an API key: {', '.join(unknown)}; "
                              f"the tenants are {', '.join(sorted(self.api_keys))}")
         return self

@@ -67,8 +67,9 @@ def issuer() -> Iterator[Issuer]:
 
 @pytest.fixture(scope="module")
 def served(issuer: Issuer, tmp_path_factory) -> Iterator[LiveServer]:
+    # carol has no API key: she exists only as the subject of tokens, and has limits of her own.
     settings = hosted_settings(tmp_path_factory.mktemp("oauth"), oauth_issuer=issuer.url, oauth_resource=RESOURCE,
-                               oauth_scopes=[SCOPE])
+                               oauth_scopes=[SCOPE], tenant_limits={"carol": {"open_episodes": 1}})
     with LiveServer(settings) as server:
         yield server
 
@@ -124,6 +125,15 @@ def test_tokens_that_are_not_for_this_resource_get_401(served: LiveServer, issue
     assert refused.status_code == 401, why
     assert 'error="invalid_token"' in refused.headers["www-authenticate"]
     assert "resource_metadata=" in refused.headers["www-authenticate"]
+
+
+async def test_a_tenant_known_only_by_its_tokens_has_its_own_limits(served: LiveServer, issuer: Issuer):
+    async with httpx.AsyncClient(timeout=60) as http:
+        first, second = [await http.post(f"{served.url}/v1/episodes", json={"task_id": CHEST_PAIN},
+                                         headers=_bearer(issuer.token(sub="carol"))) for _ in range(2)]
+        usage = await http.get(f"{served.url}/v1/usage", headers=_bearer(issuer.token(sub="carol")))
+    assert first.status_code == 201 and second.status_code == 429
+    assert usage.json()["tenant"] == "carol" and usage.json()["open_episodes"] == 1
 
 
 def test_a_token_without_the_required_scope_gets_403(served: LiveServer, issuer: Issuer):
