@@ -59,7 +59,7 @@ async def run(args: argparse.Namespace) -> int:
     from occusim.judge import JUDGE_PATH, MAX_VOTES, judge_app
     from occusim.llm import ModelConfig
     from occusim.rest import read_deadline_protocol, redact_access_log
-    from occusim.server import host_guard, is_loopback, trusted_hosts
+    from occusim.service import host_guard, is_loopback, trusted_hosts
 
     if not is_loopback(args.host) and not args.allow_remote:
         print(
