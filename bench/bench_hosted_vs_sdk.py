@@ -23,7 +23,7 @@ from _served import API_KEY, TASK, percentile, served
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from occusim.testing import free_port
+from tests.helpers import free_port
 
 CALLS_PER_SESSION = 4
 LATENCY = 0.5
