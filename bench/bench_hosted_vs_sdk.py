@@ -83,6 +83,8 @@ async def session(open_session: Opener, latencies: list[float], errors: list[str
                     if result.is_error:
                         errors.append(str(result.content)[:200])
     except Exception as error:  # counted, not raised: one failure must not hide the others' figures
+        while isinstance(error, ExceptionGroup) and error.exceptions:  # the SDK's task groups wrap the cause
+            error = error.exceptions[0]
         errors.append(f"{type(error).__name__}: {error}"[:300])
 
 
