@@ -53,9 +53,11 @@ def judge_router(model: ModelConfig | str | None = None, *, votes: int = 3, mete
 
     @router.post(
         JUDGE_PATH, summary="Judge a trajectory against a task (stateless)",
-        responses=error_responses(*BODY_ERRORS, 409, 502),
+        responses=error_responses(*BODY_ERRORS, 409, 502, *((429, 503) if meter is not None else ())),
         description="409: the task and the trajectory do not fit together (another task's run, a reserved "
-        "rubric item id). 502: the judge model could not be reached; nothing was scored.",
+        "rubric item id). 502: the judge model could not be reached; nothing was scored."
+        + (" 429: the caller's per-minute limit or daily spend cap (Retry-After). 503: its limits cannot be "
+           "checked." if meter is not None else ""),
     )
     async def judge_trajectory(body: JudgeRequest, request: Request) -> Verdict:
         if meter is None:

@@ -114,6 +114,8 @@ async def test_judge_requests_count_against_the_minute_limit_and_the_daily_cap(t
                 alone = await http.post(f"{server.url}/v1/judge", json=_judge_body(votes=1, seed=4), headers=ALICE)
                 past_cap = await http.post(f"{server.url}/v1/judge", json=_judge_body(votes=1, seed=5), headers=ALICE)
                 final = await _usage(http, server.url)
+                document = (await http.get(f"{server.url}/openapi.json")).json()
+    assert {"429", "503"} <= document["paths"]["/v1/judge"]["post"]["responses"].keys()
     assert statuses == [200, 429, 429], [r.text for r in judged]
     refusal = ErrorBody.model_validate(next(r for r in judged if r.status_code == 429).json())
     assert refusal.type == "daily_cost_limit" and "in flight" in refusal.error
