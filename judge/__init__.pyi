@@ -8,7 +8,7 @@ from ._judge import MAX_VOTES, VERIFICATION_PLAN_ID, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
 from ._prompt import PROMPT_VERSION, JudgedCheck
 from ._scoring import check_item, score_items
-from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
+from ._service import JUDGE_PATH, JudgeMeter, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
 from ._state_check import check_state
 from ._tool_call_check import check_tool_call, counts_as_call
@@ -27,6 +27,7 @@ __all__ = [
     "CheckVerdict",
     "ItemVerdict",
     "JudgeError",
+    "JudgeMeter",
     "JudgeModelError",
     "JudgeRequest",
     "JudgeSettings",

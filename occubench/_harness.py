@@ -450,11 +450,18 @@ def _fields(template: str) -> set[str]:
 
 
 def _checked(template: str, allowed: set[str], source: str) -> str:
-    """A format template whose fields are plain names from `allowed` (no attribute or index access)."""
+    """A format template whose fields are plain names from `allowed` (no attribute or index access), with no
+    width, precision or conversion: `{fault_count:>300000000}` would build a prompt of 300 M characters."""
     try:
         fields = _fields(template)
+        shaped = sorted({f"{{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+                         for _, field, spec, conversion in string.Formatter().parse(template)
+                         if field is not None and (spec or conversion)})
     except ValueError as error:
         raise HarnessError(f"{source}: a prompt template is not a format string ({error})") from None
+    if shaped:
+        raise HarnessError(f"{source}: a prompt template formats its fields ({', '.join(shaped)}); occusim fills "
+                           "only plain fields such as {fault_count}")
     unexpected = sorted(field for field in fields if field not in allowed)
     if unexpected:
         raise HarnessError(f"{source}: a prompt template has fields occusim cannot fill: {', '.join(unexpected)}")

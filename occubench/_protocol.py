@@ -92,17 +92,18 @@ class OccubenchProtocol:
         action = occubench_action(tool, raw_arguments if raw_arguments is not None else json.dumps(arguments))
         system = occubench_system_prompt(self.harness, episode.scenario, episode.record.faults)
         messages = occubench_messages(self.harness, system, episode.record.steps, action)
-        try:
-            async with episode.world_model.bounded(tool):
-                answer = await simulate_occubench(self.harness, episode.world_model.model, messages,
-                                                  seed=episode.record.faults.seed)
-        except SimulatorError as error:
-            step = episode.simulator_failure(index, tool, arguments, error)
-        else:
-            step = episode.new_step(index, tool, arguments, answer.text, is_error=False)
-            step.usage, step.latency_ms = answer.usage, answer.latency_ms
-        step.raw_arguments = raw_arguments
-        return await episode.commit(step, episode.record.state)
+        async with episode.holding_spend():
+            try:
+                async with episode.world_model.bounded(tool):
+                    answer = await simulate_occubench(self.harness, episode.world_model.model, messages,
+                                                      seed=episode.record.faults.seed)
+            except SimulatorError as error:
+                step = episode.simulator_failure(index, tool, arguments, error)
+            else:
+                step = episode.new_step(index, tool, arguments, answer.text, is_error=False)
+                step.usage, step.latency_ms = answer.usage, answer.latency_ms
+            step.raw_arguments = raw_arguments
+            return await episode.commit(step, episode.record.state)
 
     def judge_hook(self, model: str | None, catalog: Catalog, *, votes: int = 3) -> JudgeHook | None:
         """Episodes in the `occubench` mode get OccuBench's verifier, from the calls the server saw."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from pydantic import BaseModel
@@ -36,7 +38,7 @@ from ._errors import (
     StepLimitError,
     UnknownToolError,
 )
-from ._faults import FaultSchedule, fault_rules
+from ._faults import FaultSchedule, PlannedFault, fault_rules
 from ._protocol import NATIVE, JudgeHook, SimulationProtocol, StepOutcome
 from ._schemas import violations
 from ._simulator_prompt import simulated_steps, true_observation
@@ -47,6 +49,9 @@ log = logging.getLogger("occusim.server")
 
 # Told the tenant and the model cost (USD) of each committed step, and of each judgment, that cost something.
 CostHook = Callable[[str | None, float], Awaitable[None]]
+# Held around each world-model call and the counting of its cost, given the tenant; raises SpendLimitError
+# (nothing recorded) when the tenant's spend may not grow.
+SpendHold = Callable[[str | None], AbstractAsyncContextManager[None]]
 
 
 class Episode:
@@ -66,7 +71,8 @@ class Episode:
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
                  on_close: Callable[[Episode], None] | None = None, protocol: SimulationProtocol = NATIVE,
-                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None) -> None:
+                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None,
+                 spend_hold: SpendHold | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
@@ -81,6 +87,7 @@ class Episode:
         self._fault_rules = fault_rules(record.faults)
         self._on_close = on_close
         self._on_cost = on_cost
+        self._spend_hold = spend_hold
         self._lock = asyncio.Lock()
         self._state_hash = state_hash(record.state)
 
@@ -179,6 +186,11 @@ class Episode:
             step.fault = fault
             return await self.commit(step, self.record.state)
 
+        async with self.holding_spend():
+            return await self._simulated_step(index, tool, definition, arguments, planned)
+
+    async def _simulated_step(self, index: int, tool: str, definition: Tool, arguments: dict[str, Any],
+                              planned: PlannedFault | None) -> StepOutcome:
         try:
             simulation = await self.world_model.simulate(
                 self.scenario, definition, arguments, state=self.record.state, history=self.record.steps,
@@ -207,6 +219,15 @@ class Episode:
         new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
         step.state_hash = new_hash
         return await self.commit(step, simulation.state, new_hash)
+
+    @contextlib.asynccontextmanager
+    async def holding_spend(self) -> AsyncIterator[None]:
+        """Around a model call and its commit: the tenant's spend is held, and counted before it is let go."""
+        if self._spend_hold is None:
+            yield
+            return
+        async with self._spend_hold(self.record.tenant):
+            yield
 
     def simulator_failure(self, index: int, tool: str, arguments: dict[str, Any],
                           error: SimulatorError) -> StepRecord:

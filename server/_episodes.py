@@ -16,7 +16,7 @@ from occusim.environments import (
 )
 from occusim.llm import ModelConfig
 
-from ._episode import CostHook, Episode
+from ._episode import CostHook, Episode, SpendHold
 from ._errors import EpisodeError
 from ._limits import LoopSemaphore
 from ._protocol import NATIVE, JudgeHook, SimulationProtocol
@@ -36,7 +36,8 @@ class EpisodeService:
     `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
     `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds;
     at most `max_concurrent_calls` tool calls wait on world models at once, later ones queue before
-    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant.
+    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant;
+    `spend_hold` is held around each world-model call until its cost is told (it refuses calls past a cap).
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 
@@ -45,10 +46,11 @@ class EpisodeService:
                  protocol: SimulationProtocol = NATIVE, max_argument_depth: int = MAX_JSON_DEPTH,
                  call_deadline: float = DEFAULT_CALL_DEADLINE,
                  max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
-                 on_cost: CostHook | None = None) -> None:
+                 on_cost: CostHook | None = None, spend_hold: SpendHold | None = None) -> None:
         self.catalog = catalog
         self.on_cost = on_cost
         self.protocol = protocol
+        self.spend_hold = spend_hold
         self.store = store
         self.judge = judge
         self.history_window = history_window
@@ -160,7 +162,7 @@ class EpisodeService:
         return Episode(
             record, task=task, scenario=self.catalog.scenario_of(task), world_model=simulator, store=self.store,
             judge=self.judge, on_close=lambda episode: self.forget(episode.id), protocol=self.protocol,
-            max_argument_depth=self.max_argument_depth, on_cost=self.on_cost,
+            max_argument_depth=self.max_argument_depth, on_cost=self.on_cost, spend_hold=self.spend_hold,
         )
 
     def _world_model_named(self, name: str) -> WorldModel:

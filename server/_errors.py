@@ -106,6 +106,16 @@ class SimulatorUnavailableError(SimulatorError):
     error_type = ToolErrorType.SIMULATOR_UNAVAILABLE
 
 
+class SpendLimitError(EpisodeError):
+    """A model call refused before it started: the tenant's spend today plus the spend held for its calls
+    in flight would pass its daily cap. Nothing is recorded; answered 429 with `retry_after` over HTTP."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        self.kind = "daily_cost_limit"
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
 class EpisodeNotFoundError(EpisodeError, LookupError):
     """No episode with this id exists in memory or in the store."""
 

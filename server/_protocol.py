@@ -7,6 +7,7 @@ the episode, its MCP server and the service call it and never ask which one it i
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -65,6 +66,8 @@ class SteppedEpisode(Protocol):
 
     async def commit(self, step: StepRecord, state: dict[str, Any],
                      new_hash: str | None = None) -> StepOutcome: ...
+
+    def holding_spend(self) -> AbstractAsyncContextManager[None]: ...
 
 
 @runtime_checkable

@@ -4,14 +4,23 @@ from ._api_models import (
     CreateEpisodeRequest,
     CreateEpisodeResponse,
     EpisodeView,
+    Health,
     SubmitRequest,
     TenantLimits,
     TenantUsage,
     ViewerLinkRequest,
     ViewerLinkResponse,
 )
-from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
+from ._config import (
+    ConfigError,
+    ServiceSettings,
+    default_store_url,
+    is_loopback,
+    load_settings,
+    trusted_hosts,
+)
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
+from ._http_guards import host_guard
 from ._viewer_source import StoreEpisodes
 from .app import create_app
 
@@ -22,6 +31,7 @@ __all__ = [
     "CreateEpisodeRequest",
     "CreateEpisodeResponse",
     "EpisodeView",
+    "Health",
     "MemoryCounters",
     "RedisCounters",
     "ServiceSettings",
@@ -33,6 +43,8 @@ __all__ = [
     "ViewerLinkResponse",
     "create_app",
     "default_store_url",
+    "host_guard",
     "is_loopback",
     "load_settings",
+    "trusted_hosts",
 ]

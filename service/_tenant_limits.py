@@ -16,6 +16,7 @@ from occusim.server import Store
 
 from ._api_models import TenantLimits, TenantUsage
 from ._counters import Counters, CountersUnavailableError
+from ._spend import SpendHolds
 
 log = logging.getLogger("occusim.server")
 
@@ -45,6 +46,7 @@ class TenantLimiter:
         self.store = store
         self.defaults = defaults or TenantLimits()
         self.tenants = dict(tenants or {})
+        self.holds = SpendHolds(counters)
 
     def limits(self, tenant: str | None) -> TenantLimits:
         """The tenant's own limits where set, else the defaults (no limit at all without auth)."""
@@ -111,9 +113,22 @@ class TenantLimiter:
                 _seconds_left(MINUTE),
             )
 
+    @contextlib.asynccontextmanager
+    async def holding_spend(self, tenant: str | None) -> AsyncIterator[None]:
+        """Hold around one model call and the counting of its cost; SpendLimitError when it may not start."""
+        cap = self.limits(tenant).cost_per_day_usd
+        if tenant is None or cap is None:
+            yield
+            return
+        async with self.holds.holding(tenant, cap=cap, spent_key=_day_key(tenant), retry_after=_seconds_left(DAY)):
+            yield
+
     async def record_spend(self, tenant: str | None, cost_usd: float | None) -> None:
         """Add a model call's cost to the tenant's spend today. A counter that cannot be reached is logged."""
-        if tenant is None or not cost_usd or cost_usd <= 0:
+        if not cost_usd or cost_usd <= 0:
+            return
+        self.holds.learn(cost_usd)
+        if tenant is None:
             return
         try:
             await self.counters.add(_day_key(tenant), cost_usd, ttl=2 * DAY)

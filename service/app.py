@@ -24,8 +24,10 @@ from ._config import ConfigError, ServiceSettings
 from ._counters import Counters, counters_for
 from ._http_api import Hosted
 from ._http_guards import HostGuard, cors
+from ._judge_meter import judge_meter
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
+from ._oauth import JwtVerifier
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
 from ._routes_usage import usage_router
@@ -50,6 +52,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     if protocol.name != settings.protocol:
         raise ConfigError(f"the settings name the {settings.protocol} protocol but the app was given the "
                           f"{protocol.name} one; load it with occusim.clients.load_protocol")
+    settings.check_token_secret()
+    oauth = settings.oauth()
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema,
@@ -62,7 +66,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, protocol=protocol,
                              max_argument_depth=settings.max_argument_depth,
                              call_deadline=settings.tool_call_timeout,
-                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend)
+                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend,
+                             spend_hold=limits.holding_spend)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=settings.trusted_hosts(),
@@ -77,10 +82,11 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         settings=settings, catalog=catalog, service=service,
         api_keys=None if settings.no_auth else ApiKeys(settings.api_keys),
         tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints, limits=limits,
+        oauth=JwtVerifier(oauth) if oauth is not None else None,
     )
     # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
     judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
-    judge.include_router(judge_router(settings.judge_model))
+    judge.include_router(judge_router(settings.judge_model, meter=judge_meter(hosted)))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -110,6 +116,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     )
     # The episode viewer's HTML pages (not part of the API document).
     app.router.routes.append(viewer_mount(viewer))
+    if oauth is not None:  # RFC 9728: where clients find the authorization server
+        app.router.routes.extend(oauth.metadata_routes())
     return app
 
 

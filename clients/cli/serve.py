@@ -87,6 +87,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument("--port", type=int, help="port (default 8000)")
     http.add_argument("--config", metavar="FILE", help="service settings, TOML or YAML")
     http.add_argument("--no-auth", action="store_true", help="no API keys (loopback hosts only)")
+    http.add_argument("--oauth-issuer", metavar="URL",
+                      help="also accept JWT access tokens of this OAuth authorization server (MCP authorization: "
+                      "remote connectors sign in through it); needs --oauth-resource or public_url")
+    http.add_argument("--oauth-resource", metavar="URL",
+                      help="this service's resource URI, the audience tokens must name (default: public_url)")
+    http.add_argument("--oauth-scope", action="append", default=[], metavar="SCOPE",
+                      help="a scope every access token must carry (repeatable); a token without it gets 403")
+    http.add_argument("--oauth-tenant-claim", metavar="CLAIM",
+                      help="the token claim whose value is the tenant (default sub)")
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
                       help="also accept this Host header, e.g. bench.example.org:* (repeatable)")
     http.add_argument("--redis", metavar="URL",
@@ -204,6 +213,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
 
     from occusim.clients import load_protocol
     from occusim.environments import OccusimError, ScenarioErrors
+    from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import Store, StoreUnavailableError
     from occusim.service import ConfigError, create_app, load_settings
 
@@ -213,6 +223,8 @@ async def _serve_http(args: argparse.Namespace) -> int:
             "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
             "bundled": False if args.no_bundled else None, "protocol": args.protocol,
             "tool_call_timeout": args.tool_call_timeout, "redis": args.redis,
+            "oauth_issuer": args.oauth_issuer, "oauth_resource": args.oauth_resource,
+            "oauth_scopes": args.oauth_scope or None, "oauth_tenant_claim": args.oauth_tenant_claim,
         })
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],
@@ -241,7 +253,10 @@ async def _serve_http(args: argparse.Namespace) -> int:
         app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
         timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
         timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
+        http=read_deadline_protocol(header_seconds=settings.header_timeout_seconds,
+                                    body_seconds=settings.body_timeout_seconds),
     )
+    redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()
     return 0
 
