@@ -20,7 +20,7 @@ from ._occubench_harness import (
 from ._parse import parse_scenario
 from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
 from ._scenario import Scenario, Tool
-from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
+from ._schema import JSON_SCHEMA_DIALECT, SCENARIO_SCHEMA_PATH, regenerate_schema_file, scenario_json_schema
 from ._schema_safety import local_validator, schema_problems
 from ._state import (
     PatchError,
@@ -60,6 +60,7 @@ __all__ = [
     "TaskExemplars",
     "add_exemplars",
     "read_exemplar_dir",
+    "regenerate_schema_file",
     "write_exemplars",
     "FaultMode",
     "FaultSettings",
@@ -74,6 +75,7 @@ __all__ = [
     "ReferenceStep",
     "RAW_ARGUMENTS_META",
     "ProtocolName",
+    "JSON_SCHEMA_DIALECT",
     "SCENARIO_SCHEMA_PATH",
     "SUBMIT_TOOL",
     "Rubric",

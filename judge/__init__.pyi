@@ -13,6 +13,18 @@ from ._occubench_verifier import (
     verify_occubench,
 )
 from ._prompt import PROMPT_VERSION
+from ._review_agreement import JudgedEpisode, ReviewAgreement, ReviewedItem, ReviewerPair, review_agreement
+from ._review_label_schema import REVIEW_LABEL_SCHEMA_PATH, review_label_json_schema
+from ._review_labels import (
+    NOTE_LIMIT,
+    LabelFileError,
+    PlacedLabel,
+    ReviewLabel,
+    label_line,
+    latest_labels,
+    read_review_labels,
+    reviewer_problem,
+)
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
@@ -25,6 +37,7 @@ __all__ = [
     "JUDGE_PATH",
     "MAX_REASKS",
     "MAX_VOTES",
+    "NOTE_LIMIT",
     "PROMPT_VERSION",
     "Agreement",
     "CheckVerdict",
@@ -34,7 +47,15 @@ __all__ = [
     "JudgeRequest",
     "JudgeSettings",
     "LabelComparison",
+    "JudgedEpisode",
+    "LabelFileError",
     "LabeledEpisode",
+    "PlacedLabel",
+    "REVIEW_LABEL_SCHEMA_PATH",
+    "ReviewAgreement",
+    "ReviewLabel",
+    "ReviewedItem",
+    "ReviewerPair",
     "NoUsableVote",
     "Verdict",
     "Vote",
@@ -51,9 +72,15 @@ __all__ = [
     "judge",
     "judge_app",
     "judge_router",
+    "label_line",
+    "latest_labels",
     "json_equal",
     "occubench_action",
     "read_labels",
+    "read_review_labels",
+    "review_agreement",
+    "review_label_json_schema",
+    "reviewer_problem",
     "score_items",
     "trajectory_from_messages",
     "trajectory_from_record",

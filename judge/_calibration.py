@@ -1,4 +1,4 @@
-"""The calibration loop: the judge's disagreements with expert labels, turned into exemplars for their tasks."""
+"""From labels to exemplars: the judge's disagreements with labelled episodes, turned into exemplars for their tasks."""
 
 from __future__ import annotations
 

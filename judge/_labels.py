@@ -1,12 +1,13 @@
-"""Expert labels for calibrating the judge: the JSONL format and the comparison with a verdict.
+"""Labelled episodes for measuring the judge: the JSONL format and the comparison with a verdict.
 
 One JSON object per line:
   {"task_id": "triage-nurse/chest-pain"  (or "task": {inline Task}, optionally "scenario": {Scenario}),
    "trajectory": {EpisodeRecord},
    "labels": {"answer": true, "verification_plan": false, "answer#1": false},
    "passed": false, "expert": "who labelled", "note": "free text"}
-`labels` maps rubric item ids (or check ids `<item id>#<index>`) to the expert's pass/fail; `passed`
-is the expert's optional overall verdict on the task.
+`labels` maps rubric item ids (or check ids `<item id>#<index>`) to the labeller's pass/fail; `passed`
+is the labeller's optional overall verdict on the task. (`expert` names whoever labelled; the figures say
+no more than that person's independence from the tasks allows.)
 """
 
 from __future__ import annotations

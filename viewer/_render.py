@@ -12,6 +12,7 @@ from occusim.llm import sum_usage
 
 from ._diff import pretty
 from ._filters import Selection, filter_choices
+from ._labelling import LabelForm
 from ._models import EpisodeDetail, EpisodeEntry
 from ._timeline import timeline
 
@@ -38,8 +39,9 @@ def render_index(entries: list[EpisodeEntry], query: dict[str, str], *, base: st
     )
 
 
-def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> str:
-    """One episode: summary, usage and latency, the timeline, the final answer and the verdict."""
+def render_episode(detail: EpisodeDetail, *, base: str, source_title: str, labelling: LabelForm | None = None) -> str:
+    """One episode: summary, usage and latency, the timeline, the final answer and the verdict; in labelling
+    mode, the reviewer's form after the verdict."""
     record = detail.record
     steps = timeline(record) if record is not None else []
     usage = dict(detail.usage)
@@ -53,7 +55,7 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
         "detail": detail, "steps": steps, "usage": usage,
         "latency_ms": sum(step.latency_ms for step in record.steps) if record is not None else 0.0,
         "initial_state": pretty(record.initial_state) if record is not None else "",
-        "final_answer": final_answer,
+        "final_answer": final_answer, "labelling": labelling,
     }
     return _environment().get_template("episode.html").render(context)
 

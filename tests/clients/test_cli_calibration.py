@@ -1,5 +1,6 @@
-"""The calibration loop over the catalog's labelled set: agreement with and without exemplars, the judge's
-disagreements written as exemplar files, and judging with them (`--exemplars`)."""
+"""The exemplar mechanism over the catalog's author labels (written with the catalog, so these figures test
+the mechanism, not a judge's calibration): agreement with and without exemplars, the judge's disagreements
+written as exemplar files, and judging with them (`--exemplars`)."""
 
 from __future__ import annotations
 
