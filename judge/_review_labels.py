@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._errors import JudgeError
+from ._jsonl import read_jsonl
 
 REVIEWER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 REVIEWER_NAME = re.compile(REVIEWER_PATTERN)
@@ -75,32 +75,8 @@ def label_line(label: ReviewLabel) -> str:
 def read_review_labels(path: str | Path) -> list[PlacedLabel]:
     """Every line of a labels file, in order; errors name the file, the line and the field. A missing file
     is an error; an empty one holds no label."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LabelFileError(f"{path}: no such labels file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise LabelFileError(f"{path}: cannot read the labels file: {error}") from None
-    placed: list[PlacedLabel] = []
-    problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data: Any = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(f"{path}:{number}: not JSON: {error.msg} (column {error.colno})")
-            continue
-        try:
-            placed.append(PlacedLabel(path, number, ReviewLabel.model_validate(data)))
-        except ValidationError as error:
-            for detail in error.errors(include_url=False):
-                where = ".".join(str(part) for part in detail["loc"]) or "line"
-                problems.append(f"{path}:{number}: {where}: {detail['msg']}")
-    if problems:
-        raise LabelFileError("\n".join(problems))
-    return placed
+    return [PlacedLabel(Path(path), number, label)
+            for number, label in read_jsonl(path, ReviewLabel, error=LabelFileError)]
 
 
 def latest_labels(placed: list[PlacedLabel]) -> dict[tuple[str, str, str], PlacedLabel]:

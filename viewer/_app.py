@@ -57,7 +57,10 @@ def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None) -> 
         except AccessDenied as denied:
             return _denied(denied)
         entries = await source.entries()
-        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=source.title,
+        title = source.title
+        if labels is not None:
+            entries, title = [labels.shown_entry(entry) for entry in entries], labels.title(title)
+        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=title,
                             limited=source.limited)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
@@ -70,12 +73,13 @@ def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None) -> 
         detail = await source.episode(episode_id)
         if detail is None:
             return PlainTextResponse(f"no episode {episode_id!r} here", status_code=404, headers=PAGE_HEADERS)
-        form = None
+        form, title = None, source.title
         if labels is not None:
             saved = request.query_params.get("saved", "")
             form = await labels.form(detail, source, base=_base(request),
                                      saved=int(saved) if saved.isdigit() else None)
-        page = render_episode(detail, base=_base(request), source_title=source.title, labelling=form)
+            detail, title = labels.shown_detail(detail), labels.title(title)
+        page = render_episode(detail, base=_base(request), source_title=title, labelling=form)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
     async def label(request: Request) -> Response:

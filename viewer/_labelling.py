@@ -29,7 +29,7 @@ from occusim.judge import (
     reviewer_problem,
 )
 
-from ._models import EpisodeDetail, EpisodeSource
+from ._models import EpisodeDetail, EpisodeEntry, EpisodeSource
 
 FORM_LIMIT = 512 * 1024  # bytes of one form submission: notes for a long rubric fit many times over
 FIELD_LIMIT = 1000
@@ -67,23 +67,41 @@ class LabelForm:
     rows: list[LabelRow]
     saved: int | None
     next_url: str | None
+    blind: bool
 
 
 class LabelDesk:
-    """One reviewer's labels file and the form token of this viewer process."""
+    """One reviewer's labels file and the form token of this viewer process.
 
-    def __init__(self, path: Path, reviewer: str) -> None:
+    `blind` (the default) keeps the judge's verdicts out of the pages, so that they cannot sway the labels that
+    are to measure the judge."""
+
+    def __init__(self, path: Path, reviewer: str, *, blind: bool = True) -> None:
         problem = reviewer_problem(reviewer)
         if problem is not None:
             raise ValueError(problem)
-        self.path, self.reviewer = path, reviewer
+        self.path, self.reviewer, self.blind = path, reviewer, blind
         self.token = secrets.token_urlsafe(32)
         self._writing = asyncio.Lock()
 
     @classmethod
-    def beside_run(cls, run_folder: Path, reviewer: str) -> LabelDesk:
+    def beside_run(cls, run_folder: Path, reviewer: str, *, blind: bool = True) -> LabelDesk:
         """The desk whose file is `RUN/labels/<reviewer>.jsonl`."""
-        return cls(run_folder / "labels" / f"{reviewer}.jsonl", reviewer)
+        return cls(run_folder / "labels" / f"{reviewer}.jsonl", reviewer, blind=blind)
+
+    def title(self, source_title: str) -> str:
+        hidden = ", the judge's verdicts hidden" if self.blind else ""
+        return f"{source_title} (labelling as {self.reviewer}{hidden})"
+
+    def shown_entry(self, entry: EpisodeEntry) -> EpisodeEntry:
+        """The index entry as the reviewer sees it: without the judge's outcome and score when blind."""
+        return entry.model_copy(update={"passed": None, "score": None}) if self.blind else entry
+
+    def shown_detail(self, detail: EpisodeDetail) -> EpisodeDetail:
+        """The episode as the reviewer sees it: without the judge's verdict when blind."""
+        if not self.blind:
+            return detail
+        return detail.model_copy(update={"entry": self.shown_entry(detail.entry), "verdict": None})
 
     def check_file(self) -> None:
         """Raise LabelFileError when the labels file exists but cannot be read back (before serving)."""
@@ -102,7 +120,8 @@ class LabelDesk:
         episode_id = detail.entry.episode_id or ""
         current = await self.labels_of(episode_id)
         items = detail.verdict.items if detail.verdict is not None else []
-        rows = [LabelRow(item=item.id, kind=item.kind, description=item.description, judge=item.passed,
+        rows = [LabelRow(item=item.id, kind=item.kind, description=item.description,
+                         judge=None if self.blind else item.passed,
                          passed=current[item.id].passed if item.id in current else None,
                          note=current[item.id].note if item.id in current else "",
                          labelled_at=current[item.id].labelled_at if item.id in current else None)
@@ -112,6 +131,7 @@ class LabelDesk:
         return LabelForm(
             reviewer=self.reviewer, file=str(self.path), token=self.token, action=f"{base}/labels/{quote(episode_id)}",
             rows=rows, saved=saved, next_url=f"{base}/episodes/{quote(following)}" if following else None,
+            blind=self.blind,
         )
 
     async def save(self, request: Request, detail: EpisodeDetail) -> int:

@@ -28,7 +28,8 @@ or --db for a store alone (every episode in it, newest first). Both are read as 
 load, so a running batch shows its episodes as they finish. Nothing is fetched from the network.
 
 --label --reviewer NAME turns on labelling mode: below each episode's verdict, a form gives every rubric item
-a pass/fail and a note. Each save appends one JSON line per changed label to RUN_DIR/labels/NAME.jsonl (the
+a pass/fail and a note; the judge's verdicts are hidden unless --show-judge (they would sway the labels
+that are to measure the judge). Each save appends one JSON line per changed label to RUN_DIR/labels/NAME.jsonl (the
 last label per episode and item counts; the format is judge/review-label.schema.json). Compare the labels
 with the judge, and reviewers with each other, with `occusim judge-agreement --labels RUN_DIR/labels/*.jsonl`.
 """
@@ -55,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", action="store_true",
                         help="labelling mode: a pass/fail and a note per rubric item, saved to RUN_DIR/labels/")
     parser.add_argument("--reviewer", metavar="NAME", help="who labels (with --label): the labels file's name")
+    parser.add_argument("--show-judge", action="store_true",
+                        help="with --label: show the judge's verdicts too (hidden by default, so as not to sway "
+                             "the labels that measure the judge)")
 
 
 def _fail(message: str) -> int:
@@ -118,7 +122,9 @@ def _label_desk(args: argparse.Namespace) -> LabelDesk | None | str:
     from occusim.viewer import LabelDesk
 
     if not args.label:
-        return "--reviewer is given without --label" if args.reviewer is not None else None
+        if args.reviewer is not None or args.show_judge:
+            return "--reviewer and --show-judge go with --label"
+        return None
     if args.run_dir is None:
         return "--label needs a RUN_DIR: the labels are saved beside the run (RUN_DIR/labels/NAME.jsonl)"
     if not args.reviewer:
@@ -126,7 +132,7 @@ def _label_desk(args: argparse.Namespace) -> LabelDesk | None | str:
     problem = reviewer_problem(args.reviewer)
     if problem is not None:
         return problem
-    desk = LabelDesk.beside_run(Path(args.run_dir), args.reviewer)
+    desk = LabelDesk.beside_run(Path(args.run_dir), args.reviewer, blind=not args.show_judge)
     try:
         desk.check_file()
     except LabelFileError as error:
