@@ -137,7 +137,7 @@ class LabelDesk:
     async def save(self, request: Request, detail: EpisodeDetail) -> int:
         """Check and append the submitted labels that differ from the last ones; the number appended."""
         fields = await _form_fields(request)
-        if not hmac.compare_digest(fields.pop("token", ""), self.token):
+        if not hmac.compare_digest(fields.pop("token", "").encode(), self.token.encode()):
             raise LabelFormError(403, "this form was not served by this viewer (or the viewer restarted): reload "
                                       "the episode and label again")
         if detail.verdict is None:

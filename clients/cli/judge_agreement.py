@@ -54,8 +54,8 @@ examples:
   occusim judge-agreement --labels alice.jsonl bob.jsonl --run runs/gpt41mini --json
   occusim judge-agreement labels/triage.jsonl --judge-model openai/gpt-4.1 --votes 5
   occusim judge-agreement labels.jsonl --source occubench:path/to/OccuBench --json
-  occusim judge-agreement labels.jsonl --judge-model openai/gpt-4.1 --write-exemplars calibration/
-  occusim judge-agreement more-labels.jsonl --judge-model openai/gpt-4.1 --exemplars calibration/
+  occusim judge-agreement labels.jsonl --judge-model openai/gpt-4.1 --write-exemplars exemplars/
+  occusim judge-agreement more-labels.jsonl --judge-model openai/gpt-4.1 --exemplars exemplars/
 """
 
 

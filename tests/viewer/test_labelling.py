@@ -3,18 +3,21 @@ what is refused (stale or foreign forms, cross-site requests, unknown items), an
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from occusim.clients import RunDir, RunEpisodes
-from occusim.judge import read_review_labels
+from occusim.judge import ItemVerdict, Verdict, read_review_labels
 from occusim.server import Store
 from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
-from occusim.viewer import LabelDesk, append_lines, viewer_app, viewer_routes
+from occusim.viewer import EpisodeDetail, EpisodeEntry, LabelDesk, append_lines, viewer_app, viewer_routes
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
@@ -160,3 +163,52 @@ async def test_the_judge_is_hidden_while_labelling_unless_asked(tmp_path: Path):
             else:
                 assert reasons == (True, True, True)
                 assert "(labelling as alice)" in page and 'class="badge fail">failed' in index
+
+
+class OneEpisode:
+    """A source holding one judged episode, read from memory (a fuzzed form needs no store)."""
+
+    title, limited = "one episode", False
+
+    def __init__(self) -> None:
+        verdict = Verdict(task_id="chargeback/dispute", episode_id=CLEAN, score=1.0, passed=True, pass_threshold=1.0,
+                          prompt_version="t", items=[ItemVerdict(id=item, kind="llm", weight=1.0, passed=True,
+                                                                 deterministic=False) for item in ("answer", "a-b")])
+        self.entry = EpisodeEntry(episode_id=CLEAN, task_id="chargeback/dispute", scenario_id="chargeback",
+                                  fault_mode="E0", status="ok")
+        self.detail = EpisodeDetail(entry=self.entry, verdict=verdict)
+
+    async def entries(self) -> list[EpisodeEntry]:
+        return [self.entry]
+
+    async def episode(self, episode_id: str) -> EpisodeDetail | None:
+        return self.detail if episode_id == CLEAN else None
+
+
+FIELD_NAMES = st.sampled_from(["token", "verdict-answer", "note-answer", "verdict-a-b", "note-a-b", "verdict-",
+                               "note-zzz", "x"])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=st.lists(st.tuples(FIELD_NAMES, st.one_of(st.sampled_from(["pass", "fail", ""]), st.text(max_size=40))),
+                       max_size=8),
+       raw=st.one_of(st.none(), st.binary(max_size=200)))
+def test_any_submission_is_saved_whole_or_refused_with_a_reason(tmp_path: Path, fields, raw):
+    desk = LabelDesk(tmp_path / "labels" / "fuzz.jsonl", "fuzz")
+    app = viewer_app(OneEpisode(), labels=desk)
+
+    async def submit() -> httpx2.Response:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
+            body = raw if raw is not None else urlencode(
+                [(name, desk.token if name == "token" and value == "pass" else value) for name, value in fields])
+            return await http.post(f"/labels/{CLEAN}", content=body, headers=FORM)
+
+    before = len(read_review_labels(desk.path)) if desk.path.exists() else 0
+    answer = asyncio.run(submit())
+    after = read_review_labels(desk.path) if desk.path.exists() else []  # the file always reads back
+    assert answer.status_code in (303, 400, 403), answer.text
+    if answer.status_code == 303:
+        saved = int(answer.headers["location"].split("saved=")[1].split("#")[0])
+        assert len(after) == before + saved
+    else:
+        assert answer.text and len(after) == before
