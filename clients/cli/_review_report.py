@@ -73,12 +73,12 @@ def _as_json(result: ReviewAgreement, run_folder: Path, lines: int) -> dict:
         "label_lines": lines,
         "labels": len(result.items),
         "undecided": result.undecided,
-        "all": agreement_json(result.overall),
-        "by_kind": groups_json(result.by_kind),
-        "by_scenario": groups_json(result.by_scenario),
-        "by_reviewer": groups_json(result.by_reviewer),
+        "all": agreement_json(result.overall, second="reviewer"),
+        "by_kind": groups_json(result.by_kind, second="reviewer"),
+        "by_scenario": groups_json(result.by_scenario, second="reviewer"),
+        "by_reviewer": groups_json(result.by_reviewer, second="reviewer"),
         "reviewer_pairs": [
-            {"first": pair.first, "second": pair.second, **agreement_json(pair.agreement),
+            {"first": pair.first, "second": pair.second, **agreement_json(pair.agreement, "first", "second"),
              "disagreements": [{"episode_id": a.label.episode_id, "item": a.label.item, pair.first: a.label.passed,
                                 pair.second: b.label.passed, "notes": [a.label.note, b.label.note]}
                                for a, b in pair.disagreements]}

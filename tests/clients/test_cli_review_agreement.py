@@ -46,13 +46,14 @@ def test_judge_and_reviewers_per_kind_scenario_reviewer_and_pair(run: Path, caps
     assert report["run"] == str(run.resolve()) and report["labels"] == 6 and report["undecided"] == 0
     assert {kind: g["labels"] for kind, g in report["by_kind"].items()} == {"state": 1, "llm": 5}
     llm = report["by_kind"]["llm"]
-    assert (llm["both_pass"], llm["both_fail"], llm["judge_only_pass"], llm["expert_only_pass"]) == (2, 2, 0, 1)
+    assert (llm["both_pass"], llm["both_fail"], llm["judge_only_pass"], llm["reviewer_only_pass"]) == (2, 2, 0, 1)
     assert llm["agreement"] == pytest.approx(0.8)
     assert {name: g["labels"] for name, g in report["by_scenario"].items()} == {"chargeback": 5, "pharmacy": 1}
     assert report["by_reviewer"]["alice"]["agreement"] == pytest.approx(0.75)
     assert report["by_reviewer"]["bob"]["agreement"] == 1.0
     [pair] = report["reviewer_pairs"]
     assert (pair["first"], pair["second"], pair["labels"], pair["agreement"]) == ("alice", "bob", 2, 0.5)
+    assert (pair["both_pass"], pair["first_only_pass"], pair["second_only_pass"]) == (1, 1, 0)
     assert pair["disagreements"] == [{"episode_id": FAULTED, "item": "answer", "alice": True, "bob": False,
                                       "notes": ["the amount is in the first call", "never says $89.99"]}]
     [wrong] = report["disagreements"]
