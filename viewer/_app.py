@@ -59,7 +59,8 @@ def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None) -> 
         entries = await source.entries()
         title = source.title
         if labels is not None:
-            entries, title = [labels.shown_entry(entry) for entry in entries], labels.title(title)
+            title = labels.title(title, await labels.progress(entries))
+            entries = [labels.shown_entry(entry) for entry in entries]
         page = render_index(entries, dict(request.query_params), base=_base(request), source_title=title,
                             limited=source.limited)
         return HTMLResponse(page, headers=PAGE_HEADERS)

@@ -89,9 +89,18 @@ class LabelDesk:
         """The desk whose file is `RUN/labels/<reviewer>.jsonl`."""
         return cls(run_folder / "labels" / f"{reviewer}.jsonl", reviewer, blind=blind)
 
-    def title(self, source_title: str) -> str:
+    def title(self, source_title: str, progress: str = "") -> str:
         hidden = ", the judge's verdicts hidden" if self.blind else ""
-        return f"{source_title} (labelling as {self.reviewer}{hidden})"
+        return f"{source_title} (labelling as {self.reviewer}{hidden}{progress})"
+
+    async def progress(self, entries: list[EpisodeEntry]) -> str:
+        """How many of the listed episodes this reviewer has labelled, for the index's title."""
+        listed = {entry.episode_id for entry in entries if entry.episode_id}
+        labelled = set()
+        if self.path.exists():
+            placed = await asyncio.to_thread(read_review_labels, self.path)
+            labelled = {p.label.episode_id for p in placed if p.label.reviewer == self.reviewer} & listed
+        return f"; {len(labelled)} of {len(listed)} episodes labelled"
 
     def shown_entry(self, entry: EpisodeEntry) -> EpisodeEntry:
         """The index entry as the reviewer sees it: without the judge's outcome and score when blind."""

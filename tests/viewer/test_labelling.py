@@ -59,6 +59,7 @@ async def test_the_form_lists_every_item_and_saving_appends_the_changed_labels(l
         (FAULTED, "state-closed", True, "", "alice"), (FAULTED, "answer", False, "the amount\nis missing", "alice")]
     assert labels[0].task_id == "chargeback/dispute" and labels[0].scenario_id == "chargeback"
 
+    assert "; 1 of 3 episodes labelled)" in (await http.get("/")).text
     shown = (await http.get(f"/episodes/{FAULTED}?saved=2")).text
     assert "Saved 2 label(s)." in shown and f'href="/episodes/{HOSTILE_ID}">Next episode' in shown
     assert 'name="verdict-answer" value="fail" checked' in shown and ">the amount\nis missing</textarea>" in shown
@@ -75,6 +76,7 @@ async def test_labels_start_empty_and_an_unlabelled_item_is_left_out(labelling):
     http, desk = labelling
     page = (await http.get(f"/episodes/{CLEAN}")).text
     assert " checked" not in page and "Saved" not in page
+    assert "; 0 of 3 episodes labelled)" in (await http.get("/")).text
     answer = await _post(http, CLEAN, {"token": _token(page), "verdict-answer": "pass"})
     assert answer.headers["location"].endswith("saved=1#labels")
     assert [p.label.item for p in read_review_labels(desk.path)] == ["answer"]
