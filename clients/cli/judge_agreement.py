@@ -22,11 +22,12 @@ Two ways to measure the judge against people's labels.
 
 --labels FILE... (reviewers' labels on a run, as `occusim view RUN_DIR --label --reviewer NAME` saves them
 in RUN_DIR/labels/NAME.jsonl): compares each reviewer's last label per episode and rubric item with the
-verdict the run recorded (no judge model is called), and prints the observed agreement and Cohen's kappa per
-item kind (state, tool_call, llm), per scenario and per reviewer; then, for every two reviewers who labelled
-the same items, their agreement with each other; then each disagreement with the reviewer's note. The run is
-the folder above labels/, or --run RUN_DIR. A malformed line, an episode the run does not hold or an item its
-rubric does not have is an error naming the file and the line.
+verdict the run recorded in results.jsonl (the run's judge; no judge model is called), and prints the
+observed agreement and Cohen's kappa per item kind (state, tool_call, llm), per scenario and per reviewer;
+then, for every two reviewers who labelled the same items, their agreement with each other; then each
+disagreement with the reviewer's note. The run is the folder above labels/, or --run RUN_DIR. A malformed
+line, an episode the run does not hold or an item its rubric does not have is an error naming the file and
+the line.
 
 LABELS.jsonl (episodes with their labels, one JSON object per line):
   {"task_id": "TASK" or "task": {Task JSON} (optionally with "scenario": {Scenario JSON}),
