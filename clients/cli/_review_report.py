@@ -4,14 +4,18 @@ each other."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._agreement_figures import agreement_json, figures, groups_json
+from ._catalog_options import load_catalog_from
+from .judge import apply_cache_option, expected_failures, judge_settings, report_failure
 
 if TYPE_CHECKING:
+    from occusim.clients import ResultRow
     from occusim.judge import Agreement, JudgedEpisode, ReviewAgreement
 
 VERDICTS = {True: "pass", False: "fail", None: "undecided"}
@@ -28,13 +32,22 @@ def run_reviews(args: argparse.Namespace) -> int:
     try:
         placed = [entry for path in args.review_labels for entry in read_review_labels(path)]
         run_folder = _run_folder(args)
-        result = review_agreement(placed, judged_episodes(run_folder))
+        if args.judge_model is None:
+            judged = judged_episodes(run_folder)
+        else:
+            apply_cache_option(args)
+            wanted = {entry.label.episode_id for entry in placed}
+            judged = asyncio.run(rejudged_episodes(args, run_folder, wanted))
+        result = review_agreement(placed, judged)
     except (LabelFileError, RunError) as error:
         return _fail(str(error))
+    except expected_failures() as error:
+        return report_failure("judge-agreement", error)
+    judge = args.judge_model or "recorded"
     if args.json:
-        print(json.dumps(_as_json(result, run_folder, len(placed)), indent=2))
+        print(json.dumps({"judge": judge, **_as_json(result, run_folder, len(placed))}, indent=2))
     else:
-        _print(result, run_folder)
+        _print(result, run_folder, args.judge_model)
     return 0
 
 
@@ -58,13 +71,51 @@ def _run_folder(args: argparse.Namespace) -> Path:
 
 def judged_episodes(run_folder: Path) -> dict[str, JudgedEpisode]:
     """The run's judged episodes with the verdicts its results recorded, by episode id."""
-    from occusim.clients import RunDir
     from occusim.judge import JudgedEpisode
+
+    return {episode_id: JudgedEpisode(episode_id, row.scenario_id, row.verdict)
+            for episode_id, row in _run_rows(run_folder).items() if row.verdict is not None}
+
+
+def _run_rows(run_folder: Path) -> dict[str, ResultRow]:
+    from occusim.clients import RunDir
 
     run_dir = RunDir(run_folder)
     run_dir.read_config()  # a clear error when the folder is not a run
-    return {row.episode_id: JudgedEpisode(row.episode_id, row.scenario_id, row.verdict)
-            for row in run_dir.latest_rows() if row.episode_id is not None and row.verdict is not None}
+    return {row.episode_id: row for row in run_dir.latest_rows() if row.episode_id is not None}
+
+
+async def rejudged_episodes(args: argparse.Namespace, run_folder: Path, wanted: set[str]) -> dict[str, JudgedEpisode]:
+    """The labelled episodes of the run that its store holds, judged again by --judge-model."""
+    from occusim.clients import RunDir, RunError, store_missing
+    from occusim.judge import JudgedEpisode, judge
+    from occusim.server import EpisodeNotFoundError, Store
+
+    rows = _run_rows(run_folder)
+    run_dir = RunDir(run_folder)
+    url = run_dir.read_config().db or run_dir.default_db
+    missing = store_missing(url)
+    if missing is not None:
+        raise RunError(f"{missing}: --judge-model judges the run's stored episodes again, and there are none")
+    catalog = load_catalog_from(args)
+    settings = judge_settings(args)
+    gate = asyncio.Semaphore(max(1, args.concurrency))
+    async with Store(url) as store:
+
+        async def one(episode_id: str) -> JudgedEpisode:
+            try:
+                record = await store.load_episode(episode_id)
+            except EpisodeNotFoundError:
+                raise RunError(f"the run's store holds no episode {episode_id!r}, so it cannot be judged again") from None
+            task = catalog.task(record.task_id)
+            async with gate:
+                verdict = await judge(task, record, scenario=catalog.scenario_of(task), model=args.judge_model,
+                                      votes=args.votes, seed=args.seed, settings=settings)
+            return JudgedEpisode(episode_id, rows[episode_id].scenario_id, verdict)
+
+        # Labels on episodes the run does not hold are reported by review_agreement, with their lines.
+        judged = await asyncio.gather(*(one(episode_id) for episode_id in sorted(wanted & set(rows))))
+    return {episode.episode_id: episode for episode in judged}
 
 
 def _as_json(result: ReviewAgreement, run_folder: Path, lines: int) -> dict:
@@ -93,12 +144,13 @@ def _as_json(result: ReviewAgreement, run_folder: Path, lines: int) -> dict:
     }
 
 
-def _print(result: ReviewAgreement, run_folder: Path) -> None:
+def _print(result: ReviewAgreement, run_folder: Path, judge_model: str | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table(title=f"the judge's recorded verdicts in {run_folder} vs reviewers' labels")
+    judged = f"{judge_model} on the episodes of {run_folder}" if judge_model else f"the verdicts recorded in {run_folder}"
+    table = Table(title=f"{judged} vs reviewers' labels")
     for column in ("group", "n", "agreement", "kappa", "both pass", "both fail", "judge-only pass",
                    "reviewer-only pass"):
         table.add_column(column, justify="left" if column == "group" else "right")

@@ -22,7 +22,8 @@ Two ways to measure the judge against people's labels.
 
 --labels FILE... (reviewers' labels on a run, as `occusim view RUN_DIR --label --reviewer NAME` saves them
 in RUN_DIR/labels/NAME.jsonl): compares each reviewer's last label per episode and rubric item with the
-verdict the run recorded in results.jsonl (the run's judge; no judge model is called), and prints the
+verdict the run recorded in results.jsonl (the run's judge) or, with --judge-model, with the verdict of
+that judge on the episodes of the run's store (to measure candidate judges on the same labels), and prints the
 observed agreement and Cohen's kappa per item kind (state, tool_call, llm), per scenario and per reviewer;
 then, for every two reviewers who labelled the same items, their agreement with each other; then each
 disagreement with the reviewer's note. The run is the folder above labels/, or --run RUN_DIR. A malformed
@@ -53,6 +54,7 @@ EPILOG = """\
 examples:
   occusim judge-agreement --labels runs/gpt41mini/labels/*.jsonl
   occusim judge-agreement --labels alice.jsonl bob.jsonl --run runs/gpt41mini --json
+  occusim judge-agreement --labels runs/gpt41mini/labels/*.jsonl --judge-model openai/gpt-4.1 --votes 5
   occusim judge-agreement labels/triage.jsonl --judge-model openai/gpt-4.1 --votes 5
   occusim judge-agreement labels.jsonl --source occubench:path/to/OccuBench --json
   occusim judge-agreement labels.jsonl --judge-model openai/gpt-4.1 --write-exemplars exemplars/

@@ -3,15 +3,20 @@ with each other; malformed files and labels naming nothing in the run exit 2 wit
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from occusim.clients import ResultRow, RunConfig, RunDir
 from occusim.clients.cli import main
+from occusim.environments import apply_json_patch, load_catalog
 from occusim.judge import ReviewLabel, label_line
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
+from occusim.server import Store
+from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, calibrated_judge, write_viewed_run
+from occusim.testing._catalog_labels import build_labels, read_answers
 
 WHEN = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
 
@@ -117,3 +122,57 @@ def test_view_refuses_labelling_without_what_it_needs(run: Path, tmp_path: Path,
     (run / "labels" / "zed.jsonl").write_text("{oops\n", encoding="utf-8")
     assert main(["view", str(run), "--label", "--reviewer", "zed", "--no-browser"]) == 2
     assert "zed.jsonl:1: not JSON" in capsys.readouterr().err
+
+
+ANSWERS = Path(__file__).parent.parent / "fixtures" / "catalog_labels" / "answers.yaml"
+
+
+async def catalog_run(folder: Path) -> Path:
+    """A run of two catalog tasks (six episodes: the catalog author's passing, near-miss and failing answers
+    after each reference solution) whose results recorded no verdict, labelled by one reviewer; its labels file."""
+    catalog = load_catalog()
+    labelled = build_labels(read_answers(ANSWERS)[:2], catalog)
+    run_dir = RunDir(folder)
+    run_dir.write_config(RunConfig(agent_model="reference-replay", world_model="reference", judge_model="none"))
+    reviews = []
+    async with Store(folder / "episodes.db") as store:
+        for number, entry in enumerate(labelled):
+            record = entry.trajectory
+            await store.create_episode(record.model_copy(update={"steps": [], "state": record.initial_state,
+                                                                 "status": "open", "final_answer": None}))
+            state = record.initial_state
+            for step in record.steps:
+                state = apply_json_patch(state, step.state_patch)
+                await store.append_step(record.id, step, state)
+            await store.close_episode(record.id, status="submitted", final_answer=record.final_answer)
+            task = catalog.task(record.task_id)
+            run_dir.append_row(ResultRow(
+                task_id=task.id, scenario_id=record.scenario_id, category="Business & Enterprise", difficulty=1,
+                fault_mode="E0", fault_count=0, fault_duration=1, trial=number, seed=number,
+                agent_model="reference-replay", world_model="reference", judge_model="none", transport="inprocess",
+                status="unjudged", episode_id=record.id))
+            [(item, passed)] = entry.labels.items()
+            reviews.append((record.id, item, passed, entry.note or ""))
+    labels = folder / "labels" / "alice.jsonl"
+    labels.parent.mkdir()
+    labels.write_text("".join(label_line(ReviewLabel(
+        episode_id=episode, task_id=episode.rsplit("--", 1)[0].replace("--", "/"),
+        scenario_id=episode.split("--")[0], item=item, passed=passed, note=note, reviewer="alice",
+        labelled_at=WHEN)) for episode, item, passed, note in reviews), encoding="utf-8")
+    return labels
+
+
+def test_a_judge_model_judges_the_labelled_episodes_again(tmp_path: Path, capsys):
+    labels = asyncio.run(catalog_run(tmp_path / "run"))
+    # No verdict was recorded, so without a judge model nothing can be compared.
+    assert main(["judge-agreement", "--labels", str(labels)]) == 2
+    assert ":1: episode 'ap-invoice-clerk--bank-change-fraud--pass' is not a judged episode" in capsys.readouterr().err
+
+    assert main(["judge-agreement", "--labels", str(labels), "--judge-model", calibrated_judge(), "--votes", "1",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["judge"].startswith("scripted/") and report["labels"] == 6
+    assert list(report["by_kind"]) == ["llm"] and report["by_kind"]["llm"]["labels"] == 6
+    # The exemplar-copying judge agrees with the author's labels but on the failing answer it finds like a pass.
+    assert [(d["episode_id"], d["judge"], d["reviewer_verdict"]) for d in report["disagreements"]] == [
+        ("ap-invoice-clerk--bank-change-fraud--fail", True, False)]
