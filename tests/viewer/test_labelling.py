@@ -214,3 +214,15 @@ def test_any_submission_is_saved_whole_or_refused_with_a_reason(tmp_path: Path, 
         assert len(after) == before + saved
     else:
         assert answer.text and len(after) == before
+
+
+async def test_an_unjudged_episode_has_nothing_to_label(tmp_path: Path):
+    source = OneEpisode()
+    source.detail = source.detail.model_copy(update={"verdict": None})
+    desk = LabelDesk(tmp_path / "labels" / "x.jsonl", "x")
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=viewer_app(source, labels=desk)),
+                                  base_url="http://127.0.0.1") as http:
+        page = (await http.get(f"/episodes/{CLEAN}")).text
+        assert "no rubric items to label" in page and "Not judged." in page and "<form class=\"labels\"" not in page
+        answer = await _post(http, CLEAN, {"token": desk.token, "verdict-answer": "pass"})
+    assert answer.status_code == 409 and "not judged" in answer.text and not desk.path.exists()
