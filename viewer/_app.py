@@ -62,7 +62,7 @@ def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None) -> 
             title = labels.title(title, await labels.progress(entries))
             entries = [labels.shown_entry(entry) for entry in entries]
         page = render_index(entries, dict(request.query_params), base=_base(request), source_title=title,
-                            limited=source.limited)
+                            limited=source.limited, blind=labels is not None and labels.blind)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
     async def episode(request: Request) -> Response:

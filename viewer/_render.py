@@ -30,12 +30,12 @@ def _environment() -> Environment:
 
 
 def render_index(entries: list[EpisodeEntry], query: dict[str, str], *, base: str, source_title: str,
-                 limited: bool = False) -> str:
-    """The list of episodes with the filter form; `query` holds the chosen filters."""
+                 limited: bool = False, blind: bool = False) -> str:
+    """The list of episodes with the filter form; `query` holds the chosen filters. `blind` hides outcomes."""
     selection = Selection.from_query(query)
     return _environment().get_template("index.html").render(
         title="Episodes", base=base, source_title=source_title, shown=selection.apply(entries), total=len(entries),
-        choices=filter_choices(entries, selection), limited=limited,
+        choices=filter_choices(entries, selection), limited=limited, blind=blind,
     )
 
 

@@ -161,6 +161,8 @@ async def test_the_judge_is_hidden_while_labelling_unless_asked(tmp_path: Path):
                 assert reasons == (False, False, False)
                 assert "Hidden while you label." in page and "the judge&#39;s verdicts hidden" in page
                 assert 'class="badge fail">failed' not in index and "0.50" not in index
+                assert 'badge none">not judged' not in index and index.count('<span class="muted">hidden</span>') == 4
+                assert "hidden while you label</span>" in page and "not judged" not in page
                 assert re.findall(r'name="verdict-([^"]+)" value="pass"', page) == ["state-closed", "answer"]
             else:
                 assert reasons == (True, True, True)
