@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -124,3 +125,8 @@ def test_the_module_regenerates_and_checks_the_schema(tmp_path: Path):
     assert subprocess.run(command, capture_output=True).returncode == 0
     assert json.loads(out.read_text(encoding="utf-8")) == review_label_json_schema()
     assert subprocess.run([*command, "--check"], capture_output=True).returncode == 0
+
+
+def test_the_schema_ships_in_the_wheel():
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert REVIEW_LABEL_SCHEMA_PATH.name in config["tool"]["setuptools"]["package-data"]["occusim.judge"]
