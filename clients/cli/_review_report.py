@@ -29,6 +29,8 @@ def run_reviews(args: argparse.Namespace) -> int:
         return _fail("give LABELS.jsonl, or --labels FILE... (reviewers' labels from `occusim view --label`)")
     if args.labels is not None:
         return _fail("give LABELS.jsonl or --labels FILE..., not both")
+    if args.write_exemplars is not None:
+        return _fail("--write-exemplars takes a LABELS.jsonl (its lines carry the episodes); not --labels")
     try:
         placed = [entry for path in args.review_labels for entry in read_review_labels(path)]
         run_folder = _run_folder(args)

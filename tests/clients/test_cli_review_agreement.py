@@ -108,6 +108,8 @@ def test_bad_files_and_unknown_episodes_or_items_exit_2_naming_the_line(run: Pat
     assert "give LABELS.jsonl, or --labels" in capsys.readouterr().err
     assert main(["judge-agreement", str(broken), "--labels", str(broken)]) == 2
     assert "not both" in capsys.readouterr().err
+    assert main(["judge-agreement", "--labels", str(broken), "--write-exemplars", str(tmp_path / "x")]) == 2
+    assert "--write-exemplars takes a LABELS.jsonl" in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
 def test_view_refuses_labelling_without_what_it_needs(run: Path, tmp_path: Path, capsys):
