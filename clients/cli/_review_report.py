@@ -15,14 +15,14 @@ from ._catalog_options import load_catalog_from
 from .judge import apply_cache_option, expected_failures, judge_settings, report_failure
 
 if TYPE_CHECKING:
-    from occusim.clients import ResultRow
+    from occusim.analysis import ResultRow
     from occusim.judge import Agreement, JudgedEpisode, ReviewAgreement
 
 VERDICTS = {True: "pass", False: "fail", None: "undecided"}
 
 
 def run_reviews(args: argparse.Namespace) -> int:
-    from occusim.clients import RunError
+    from occusim.analysis import RunError
     from occusim.judge import LabelFileError, read_review_labels, review_agreement
 
     if args.review_labels is None:
@@ -60,7 +60,7 @@ def _fail(message: str) -> int:
 
 def _run_folder(args: argparse.Namespace) -> Path:
     """--run, or the one folder above `labels/` that holds every file."""
-    from occusim.clients import RunError
+    from occusim.analysis import RunError
 
     if args.run is not None:
         return Path(args.run)
@@ -80,7 +80,7 @@ def judged_episodes(run_folder: Path) -> dict[str, JudgedEpisode]:
 
 
 def _run_rows(run_folder: Path) -> dict[str, ResultRow]:
-    from occusim.clients import RunDir
+    from occusim.analysis import RunDir
 
     run_dir = RunDir(run_folder)
     run_dir.read_config()  # a clear error when the folder is not a run
@@ -89,7 +89,8 @@ def _run_rows(run_folder: Path) -> dict[str, ResultRow]:
 
 async def rejudged_episodes(args: argparse.Namespace, run_folder: Path, wanted: set[str]) -> dict[str, JudgedEpisode]:
     """The labelled episodes of the run that its store holds, judged again by --judge-model."""
-    from occusim.clients import RunDir, RunError, store_missing
+    from occusim.analysis import RunDir, RunError
+    from occusim.clients import store_missing
     from occusim.judge import JudgedEpisode, judge
     from occusim.server import EpisodeNotFoundError, Store
 

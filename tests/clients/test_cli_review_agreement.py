@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import ResultRow, RunConfig, RunDir
+from occusim.analysis import ResultRow, RunConfig, RunDir
 from occusim.clients.cli import main
 from occusim.environments import apply_json_patch, load_catalog
 from occusim.judge import ReviewLabel, label_line
 from occusim.server import Store
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, calibrated_judge, write_viewed_run
-from occusim.testing._catalog_labels import build_labels, read_answers
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, calibrated_judge, write_viewed_run
+from tests.helpers._catalog_labels import build_labels, read_answers
 
 WHEN = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
 

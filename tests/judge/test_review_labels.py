@@ -89,7 +89,7 @@ def test_reviewer_names_are_safe_file_names(name: str, usable: bool):
     assert (reviewer_problem(name) is None) is usable
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=80), max_size=5))
 def test_any_text_is_read_or_refused_with_a_labels_file_error(tmp_path: Path, lines: list[str]):
     path = tmp_path / "fuzz.jsonl"
@@ -100,7 +100,7 @@ def test_any_text_is_read_or_refused_with_a_labels_file_error(tmp_path: Path, li
         assert str(error).startswith(str(path))
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(item=st.text(min_size=1, max_size=30), note=st.text(max_size=200), passed=st.booleans())
 def test_every_label_survives_its_line(item: str, note: str, passed: bool):
     written = label(item, passed, note=note)

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from occusim.clients import RunDir, RunEpisodes
+from occusim.analysis import RunDir
+from occusim.clients import RunEpisodes
 from occusim.judge import ItemVerdict, Verdict, read_review_labels
 from occusim.server import Store
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 from occusim.viewer import EpisodeDetail, EpisodeEntry, LabelDesk, append_lines, viewer_app, viewer_routes
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
