@@ -33,7 +33,7 @@ from ._rubric import (
     ToolCallItem,
 )
 from ._scenario import Scenario, Tool
-from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
+from ._schema import JSON_SCHEMA_DIALECT, SCENARIO_SCHEMA_PATH, regenerate_schema_file, scenario_json_schema
 from ._schema_safety import local_validator, schema_problems
 from ._state import (
     PatchError,
@@ -81,6 +81,7 @@ __all__ = [
     "TaskExemplars",
     "add_exemplars",
     "read_exemplar_dir",
+    "regenerate_schema_file",
     "write_exemplars",
     "FaultMode",
     "FaultSettings",
@@ -95,6 +96,7 @@ __all__ = [
     "ReferenceStep",
     "RAW_ARGUMENTS_META",
     "ProtocolName",
+    "JSON_SCHEMA_DIALECT",
     "SCENARIO_SCHEMA_PATH",
     "SUBMIT_TOOL",
     "Rubric",

@@ -7,6 +7,18 @@ from ._json_values import json_equal
 from ._judge import MAX_VOTES, VERIFICATION_PLAN_ID, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
 from ._prompt import PROMPT_VERSION, JudgedCheck
+from ._review_agreement import JudgedEpisode, ReviewAgreement, ReviewedItem, ReviewerPair, review_agreement
+from ._review_label_schema import REVIEW_LABEL_SCHEMA_PATH, review_label_json_schema
+from ._review_labels import (
+    NOTE_LIMIT,
+    LabelFileError,
+    PlacedLabel,
+    ReviewLabel,
+    label_line,
+    latest_labels,
+    read_review_labels,
+    reviewer_problem,
+)
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeMeter, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
@@ -22,6 +34,7 @@ __all__ = [
     "tally",
     "MAX_REASKS",
     "MAX_VOTES",
+    "NOTE_LIMIT",
     "PROMPT_VERSION",
     "Agreement",
     "CheckVerdict",
@@ -32,7 +45,15 @@ __all__ = [
     "JudgeRequest",
     "JudgeSettings",
     "LabelComparison",
+    "JudgedEpisode",
+    "LabelFileError",
     "LabeledEpisode",
+    "PlacedLabel",
+    "REVIEW_LABEL_SCHEMA_PATH",
+    "ReviewAgreement",
+    "ReviewLabel",
+    "ReviewedItem",
+    "ReviewerPair",
     "NoUsableVote",
     "Verdict",
     "Vote",
@@ -49,8 +70,14 @@ __all__ = [
     "judge",
     "judge_app",
     "judge_router",
+    "label_line",
+    "latest_labels",
     "json_equal",
     "read_labels",
+    "read_review_labels",
+    "review_agreement",
+    "review_label_json_schema",
+    "reviewer_problem",
     "score_items",
     "without_exemplars",
     "vote_seed",

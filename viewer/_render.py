@@ -12,6 +12,7 @@ from occusim.llm import sum_usage
 
 from ._diff import pretty
 from ._filters import Selection, filter_choices
+from ._labelling import LabelForm
 from ._models import EpisodeDetail, EpisodeEntry
 from ._timeline import timeline
 
@@ -29,17 +30,18 @@ def _environment() -> Environment:
 
 
 def render_index(entries: list[EpisodeEntry], query: dict[str, str], *, base: str, source_title: str,
-                 limited: bool = False) -> str:
-    """The list of episodes with the filter form; `query` holds the chosen filters."""
+                 limited: bool = False, blind: bool = False) -> str:
+    """The list of episodes with the filter form; `query` holds the chosen filters. `blind` hides outcomes."""
     selection = Selection.from_query(query)
     return _environment().get_template("index.html").render(
         title="Episodes", base=base, source_title=source_title, shown=selection.apply(entries), total=len(entries),
-        choices=filter_choices(entries, selection), limited=limited,
+        choices=filter_choices(entries, selection), limited=limited, blind=blind,
     )
 
 
-def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> str:
-    """One episode: summary, usage and latency, the timeline, the final answer and the verdict."""
+def render_episode(detail: EpisodeDetail, *, base: str, source_title: str, labelling: LabelForm | None = None) -> str:
+    """One episode: summary, usage and latency, the timeline, the final answer and the verdict; in labelling
+    mode, the reviewer's form after the verdict."""
     record = detail.record
     steps = timeline(record) if record is not None else []
     usage = dict(detail.usage)
@@ -53,7 +55,7 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
         "detail": detail, "steps": steps, "usage": usage,
         "latency_ms": sum(step.latency_ms for step in record.steps) if record is not None else 0.0,
         "initial_state": pretty(record.initial_state) if record is not None else "",
-        "final_answer": final_answer,
+        "final_answer": final_answer, "labelling": labelling,
     }
     return _environment().get_template("episode.html").render(context)
 

@@ -27,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("occusim.clients.cli.export", "Write a run's episodes as training data (OpenAI or ShareGPT)."),
     "judge": ("occusim.clients.cli.judge", "Judge a stored episode or a trajectory file against its rubric."),
     "judge-serve": ("occusim.clients.cli.judge_serve", "Run the stateless judging service over HTTP."),
-    "judge-agreement": ("occusim.clients.cli.judge_agreement", "Compare judge verdicts with expert labels."),
+    "judge-agreement": ("occusim.clients.cli.judge_agreement",
+                        "Compare judge verdicts with labels (a labels file, or reviewers' labels on a run)."),
 }
 
 # Commands whose process ends without tearing the interpreter down once they return: by then everything they
