@@ -18,7 +18,17 @@ from ._occubench_harness import (
     occubench_config,
 )
 from ._parse import parse_scenario
-from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
+from ._rubric import (
+    ELEMENT_OPS,
+    Exemplar,
+    LlmItem,
+    Rubric,
+    RubricItem,
+    StateCheck,
+    StateItem,
+    ToolCallCheck,
+    ToolCallItem,
+)
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
 from ._schema_safety import local_validator, schema_problems
@@ -50,6 +60,7 @@ from ._yaml import dump_scenario, write_scenario
 from ._yaml_load import YamlLoadError, load_yaml, not_utf8
 
 __all__ = [
+    "ELEMENT_OPS",
     "BUNDLED_CATALOG",
     "CATEGORIES",
     "Catalog",

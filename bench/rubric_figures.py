@@ -1,0 +1,96 @@
+"""Print the catalog's rubric figures: order-dependent checks, credit at the start, loose checks, gate failures.
+
+    .venv/bin/python bench/rubric_figures.py [PATH ...]
+
+An order-dependent check is a state check whose pointer names a position (`/log/0/...`) in a list that the
+task's reference solution appends to: a correct agent that writes in another order fails it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from occusim.environments import (
+    StateItem,
+    Task,
+    ToolCallItem,
+    UnresolvedPointer,
+    load_catalog,
+    resolve_pointer,
+)
+from occusim.judge import check_item, discriminate_catalog
+
+
+def appended_lists(task: Task, initial: dict[str, Any]) -> set[str]:
+    """Pointers of the lists the reference appends to (`add` at `/-` or at an index)."""
+    appends: dict[str, int] = {}
+    for step in task.reference_solution:
+        for operation in step.state_patch:
+            path = str(operation.get("path", ""))
+            parent, _, last = path.rpartition("/")
+            if operation.get("op") == "add" and (last == "-" or last.isdigit()) and _is_list(initial, parent):
+                appends[parent] = appends.get(parent, 0) + 1
+    return set(appends)
+
+
+def _is_list(state: dict[str, Any], pointer: str) -> bool:
+    try:
+        return isinstance(resolve_pointer(state, pointer), list)
+    except UnresolvedPointer:
+        return True  # created by the reference itself
+
+
+def order_dependent(task: Task, initial: dict[str, Any]) -> list[str]:
+    grown = appended_lists(task, initial)
+    found = []
+    for item in task.rubric.items:
+        if not isinstance(item, StateItem):
+            continue
+        for check in item.checks:
+            parts = check.pointer.split("/")
+            for cut in range(2, len(parts)):
+                if parts[cut].isdigit() and "/".join(parts[:cut]) in grown:
+                    found.append(f"{item.id}: {check.pointer}")
+                    break
+    return found
+
+
+def main(argv: list[str]) -> int:
+    catalog = load_catalog(argv)
+    tasks = [task for task in catalog.tasks.values() if task.reference_solution]
+    order_checks = {task.id: order_dependent(task, catalog.initial_state(task)) for task in tasks}
+    credit = [
+        (task.id, item.id)
+        for task in tasks
+        for item in task.rubric.items
+        if isinstance(item, StateItem) and not item.guard
+        and check_item(item, state=catalog.initial_state(task), steps=[]).passed is True
+    ]
+    bare_calls = sum(
+        1
+        for task in tasks
+        for item in task.rubric.items
+        if isinstance(item, ToolCallItem)
+        for check in item.checks
+        if check.arguments_match is None and check.arguments_where is None
+    )
+    report = discriminate_catalog(catalog, tasks)
+    idle = {task.task_id: b.score for task in report.tasks for b in task.baselines if b.kind == "do-nothing"}
+    worst = max(idle.items(), key=lambda pair: pair[1], default=("-", 0.0))
+    print(f"tasks with a reference:              {len(tasks)}")
+    print(f"order-dependent checks:              {sum(map(len, order_checks.values()))} "
+          f"in {sum(1 for found in order_checks.values() if found)} tasks")
+    print(f"state items true at the start:       {len(credit)} in {len({task for task, _ in credit})} tasks")
+    print(f"tool_call checks without arguments:  {bare_calls}")
+    print(f"do-nothing score, highest:           {worst[1]:.2f} ({worst[0]})")
+    print(f"do-nothing score above 0.10:         {sum(1 for score in idle.values() if score > 0.10)} tasks")
+    print(f"do-nothing score above 0:            {sum(1 for score in idle.values() if score > 0)} tasks")
+    print("tasks failing each gate:             "
+          + ", ".join(f"{gate} {count}" for gate, count in report.gate_counts().items()))
+    print(report.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
