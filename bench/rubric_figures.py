@@ -3,7 +3,8 @@
     .venv/bin/python bench/rubric_figures.py [PATH ...]
 
 An order-dependent check is a state check whose pointer names a position (`/log/0/...`) in a list that the
-task's reference solution appends to: a correct agent that writes in another order fails it.
+task's reference solution appends to: a correct agent that writes in another order fails it. (`/log/1 absent`
+bounds the list's length instead, and is not counted.)
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def order_dependent(task: Task, initial: dict[str, Any]) -> list[str]:
             continue
         for check in item.checks:
             parts = check.pointer.split("/")
+            if check.op in ("absent", "exists") and parts[-1].isdigit():
+                continue  # `/list/1 absent` bounds the list's length, whatever the order of its elements
             for cut in range(2, len(parts)):
                 if parts[cut].isdigit() and "/".join(parts[:cut]) in grown:
                     found.append(f"{item.id}: {check.pointer}")
