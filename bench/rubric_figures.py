@@ -1,6 +1,6 @@
 """Print the catalog's rubric figures: order-dependent checks, credit at the start, loose checks, gate failures.
 
-    .venv/bin/python bench/rubric_figures.py [PATH ...]
+    .venv/bin/python bench/rubric_figures.py [PATH ...]   (default: the bundled catalog)
 
 An order-dependent check is a state check whose pointer names a position (`/log/0/...`) in a list that the
 task's reference solution appends to: a correct agent that writes in another order fails it. (`/log/1 absent`
@@ -17,8 +17,8 @@ from occusim.environments import (
     Task,
     ToolCallItem,
     UnresolvedPointer,
-    load_catalog,
     resolve_pointer,
+    validate_sources,
 )
 from occusim.judge import check_item, discriminate_catalog
 
@@ -60,7 +60,7 @@ def order_dependent(task: Task, initial: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    catalog = load_catalog(argv)
+    catalog = validate_sources(argv, bundled=not argv).catalog  # the given sources alone, else the bundled ones
     tasks = [task for task in catalog.tasks.values() if task.reference_solution]
     order_checks = {task.id: order_dependent(task, catalog.initial_state(task)) for task in tasks}
     credit = [

@@ -83,22 +83,33 @@ def _gate_failures(task: Task, scores: list[BaselineScore], guarded: set[str]) -
     optional = {index: step.optional for index, step in enumerate(task.reference_solution) if step.optional}
     for score in baselines:
         if score.kind == "reordered":
-            if score.passed is not True:
+            if score.passed is not True or score.failed_items:
                 yield GateFailure(gate="order-robust", baseline=score.name,
                                   message=f"independent writes in another order fail: {', '.join(score.failed_items)}")
             continue
         if score.kind in ("do-nothing", "read-only") and score.score > 0:
             yield GateFailure(gate="zero-without-work", baseline=score.name,
                               message=f"scores {score.score:g} without changing anything")
+        flipped = guarded & set(score.failed_items)
+        if score.kind == "minus-step" and score.step not in optional and not flipped:
+            # Failing on the scripted answer alone proves nothing about the write: an item must check it.
+            yield GateFailure(gate="write-guarded", baseline=score.name,
+                              message=f"no state or tool_call item fails {_without(score)}; check what this write "
+                              "changes, or declare the step optional with a reason")
+            continue
         if score.passed is not True:
             continue
         if score.kind == "minus-step" and score.step in optional:
             continue
-        if score.kind == "perturbed" and not (guarded & set(score.failed_items)):
+        if score.kind == "perturbed" and not flipped:
             continue  # no item reads the perturbed value: reported in the table, not a gate
         gate = _GATE_OF_KIND.get(score.kind, "no-baseline-passes")
         yield GateFailure(gate=gate, baseline=score.name, message=f"passes with score {score.score:g} ({score.note})"
                           if score.note else f"passes with score {score.score:g}")
+
+
+def _without(score: BaselineScore) -> str:
+    return f"when step {score.step} is left out ({score.note})"
 
 
 def discriminate_catalog(catalog: Catalog, tasks: Iterable[Task] | None = None) -> DiscriminationReport:

@@ -69,9 +69,11 @@ def run(args: argparse.Namespace) -> int:
     sources = [*args.paths, *args.source]
     report = validate_sources(sources, bundled=args.with_bundled or not sources)
     report.errors.extend(audit_catalog_rubrics(report.catalog))
+    # With --format json, stdout carries the gates' JSON alone.
+    stream = sys.stderr if args.discrimination and args.format == "json" else sys.stdout
     for error in report.errors:
-        print(error)
-    print(report.summary())
+        print(error, file=stream)
+    print(report.summary(), file=stream)
     if not args.discrimination:
         return 0 if report.ok else 1
     return _discrimination(report.catalog, args) if report.ok else 1
