@@ -107,51 +107,22 @@ def test_a_task_without_a_reference_is_reported_as_not_gateable() -> None:
     assert result.gateable is False and "no reference solution" in (result.reason or "")
 
 
-# Tasks whose reference makes writes no state or tool_call item checks (examinations and readings recorded in
-# the state, a switching step among several): each needs an item on what the write changes, or the step
-# declared optional with a reason. Every other gate holds on them; this list may only shrink.
-WRITES_NOT_YET_GUARDED = {
-    "cold-chain-receiving-clerk/dairy-shelf-life": ["minus-step-2", "minus-step-4"],
-    "cold-chain-receiving-clerk/frozen-reefer-excursion": ["minus-step-3", "minus-step-4"],
-    "cold-chain-receiving-clerk/multitemp-transload-recall-overage": [
-        "minus-step-2", "minus-step-3", "minus-step-4", "minus-step-5"],
-    "museum-collections-registrar/incoming-acclimatization-discrepancy": ["minus-step-4"],
-    "museum-collections-registrar/international-shipment-split": ["minus-step-2", "minus-step-4", "minus-step-5"],
-    "blood-bank-technologist/routine-electronic-crossmatch": ["minus-step-5"],
-    "triage-nurse/retriage-shock-and-stroke": ["minus-step-7"],
-    "grid-dispatcher/planned-outage-switching": ["minus-step-8", "minus-step-9", "minus-step-10"],
-    "benefits-caseworker/single-worker-initial": ["minus-step-2", "minus-step-4", "minus-step-5"],
-    "benefits-caseworker/household-composition-deductions": [
-        "minus-step-5", "minus-step-6", "minus-step-7", "minus-step-8"],
-    "lab-qc-analyst/ccv-bracketing-partial-release": ["minus-step-5"],
-    "sre-oncall/bad-deploy-rollback": ["minus-step-1"],
-}
-
-
-def test_the_bundled_catalog_passes_every_gate_but_the_listed_unguarded_writes(tmp_path, capsys) -> None:
+def test_the_bundled_catalog_passes_every_gate(tmp_path, capsys) -> None:
     out = tmp_path / "gates.json"
     code = main(["validate", "--discrimination", "--format", "json", "--out", str(out)])
     printed = capsys.readouterr()
     report = json.loads(out.read_text(encoding="utf-8"))
     assert json.loads(printed.out) == report
     assert len(report["tasks"]) == len(CATALOG.tasks) and all(task["gateable"] for task in report["tasks"])
-    failing = {
-        task["task_id"]: [(f["gate"], f["baseline"]) for f in task["failures"]]
-        for task in report["tasks"]
-        if task["failures"]
-    }
-    expected = {
-        task_id: [("write-guarded", baseline) for baseline in baselines]
-        for task_id, baselines in WRITES_NOT_YET_GUARDED.items()
-    }
-    assert failing == expected
+    failing = {task["task_id"]: task["failures"] for task in report["tasks"] if task["failures"]}
+    assert failing == {}
     idle = [b["score"] for task in report["tasks"] for b in task["baselines"] if b["kind"] in ("do-nothing", "read-only")]
     assert max(idle) == 0
-    assert code == (0 if not failing else 1)
+    assert all(any(b["kind"] == "minus-step" for b in task["baselines"]) for task in report["tasks"])
+    assert code == 0
     assert printed.err.splitlines() == [
         "ok: 40 scenarios, 120 tasks, 0 errors",
-        f"failed: 120 tasks gated, {len(failing)} failing a gate (write-guarded {len(failing)}), 0 not gateable; "
-        "do-nothing scores up to 0",
+        "ok: 120 tasks gated, 0 failing a gate, 0 not gateable; do-nothing scores up to 0",
     ]
 
 
