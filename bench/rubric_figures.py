@@ -70,13 +70,17 @@ def main(argv: list[str]) -> int:
         if isinstance(item, StateItem) and not item.guard
         and check_item(item, state=catalog.initial_state(task), steps=[]).passed is True
     ]
-    bare_calls = sum(
-        1
+    bare = [
+        (task, check)
         for task in tasks
         for item in task.rubric.items
         if isinstance(item, ToolCallItem)
         for check in item.checks
         if check.arguments_match is None and check.arguments_where is None
+    ]
+    # A bare check on a tool the reference calls without arguments (a list, a board) cannot say more.
+    bare_with_arguments = sum(
+        1 for task, check in bare if any(step.arguments for step in task.reference_solution if step.tool == check.tool)
     )
     report = discriminate_catalog(catalog, tasks)
     idle = {task.task_id: b.score for task in report.tasks for b in task.baselines if b.kind == "do-nothing"}
@@ -85,7 +89,7 @@ def main(argv: list[str]) -> int:
     print(f"order-dependent checks:              {sum(map(len, order_checks.values()))} "
           f"in {sum(1 for found in order_checks.values() if found)} tasks")
     print(f"state items true at the start:       {len(credit)} in {len({task for task, _ in credit})} tasks")
-    print(f"tool_call checks without arguments:  {bare_calls}")
+    print(f"tool_call checks without arguments:  {len(bare)} ({bare_with_arguments} on tools called with arguments)")
     print(f"do-nothing score, highest:           {worst[1]:.2f} ({worst[0]})")
     print(f"do-nothing score above 0.10:         {sum(1 for score in idle.values() if score > 0.10)} tasks")
     print(f"do-nothing score above 0:            {sum(1 for score in idle.values() if score > 0)} tasks")
