@@ -139,3 +139,32 @@ def test_between_is_the_closed_widened_interval(x, a, b, tolerance) -> None:
         assert result is True
     if x < low - tolerance - 1e-6 or x > high + tolerance + 1e-6:
         assert result is False
+
+
+# --- any document a scenario file may hold: a typed refusal or a verdict, never a crash ------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-10, 10, allow_nan=False) | st.sampled_from(["a", "/x", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["x", "y", "pointer", "op"]), inner,
+                                                                  max_size=3),
+    max_leaves=8,
+)
+check_documents = st.fixed_dictionaries(
+    {"pointer": st.sampled_from(["", "/x", "/x/0", "/y/x", "x"]),
+     "op": st.sampled_from(["eq", "ne", "lt", "between", "contains", "exists", "absent", "any", "none", "count", "nope"])},
+    optional={"value": json_values, "tolerance": st.one_of(st.floats(-1, 1, allow_nan=False), st.text(max_size=2)),
+              "match": json_values, "where": st.lists(st.fixed_dictionaries(
+                  {"pointer": st.sampled_from(["", "/x"]), "op": st.sampled_from(["eq", "exists", "between"])},
+                  optional={"value": json_values}), max_size=2)},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(check_documents, json_values)
+def test_any_check_document_is_refused_with_a_validation_error_or_evaluates(document, state) -> None:
+    try:
+        check = StateCheck.model_validate(document)
+    except ValidationError:
+        return
+    verdict = check_state(check, {"x": state, "y": {"x": state}})
+    assert verdict.passed in (True, False) and verdict.reason
