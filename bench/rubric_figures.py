@@ -9,6 +9,7 @@ bounds the list's length instead, and is not counted.)
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -20,7 +21,7 @@ from occusim.environments import (
     resolve_pointer,
     validate_sources,
 )
-from occusim.judge import check_item, discriminate_catalog
+from occusim.judge import check_item, derive_baselines, discriminate_catalog, score_baseline
 
 
 def appended_lists(task: Task, initial: dict[str, Any]) -> set[str]:
@@ -59,6 +60,23 @@ def order_dependent(task: Task, initial: dict[str, Any]) -> list[str]:
     return found
 
 
+def passing_with_a_right_answer(catalog: Any, tasks: list[Task]) -> dict[str, tuple[int, int]]:
+    """Per kind, (baselines an item catches, of them those that pass if their answer is judged right).
+
+    The gates fail every baseline's answer; this says how many would pass on their state and calls alone.
+    """
+    counts = {"minus-step": [0, 0], "perturbed": [0, 0]}
+    for task in tasks:
+        for baseline in derive_baselines(catalog.scenario_of(task), task, catalog.initial_state(task)):
+            if baseline.kind not in counts:
+                continue
+            score = score_baseline(task, dataclasses.replace(baseline, answer_correct=True))
+            if score.failed_items:
+                counts[baseline.kind][0] += 1
+                counts[baseline.kind][1] += bool(score.passed)
+    return {kind: (total, passing) for kind, (total, passing) in counts.items()}
+
+
 def main(argv: list[str]) -> int:
     catalog = validate_sources(argv, bundled=not argv).catalog  # the given sources alone, else the bundled ones
     tasks = [task for task in catalog.tasks.values() if task.reference_solution]
@@ -95,6 +113,8 @@ def main(argv: list[str]) -> int:
     print(f"do-nothing score above 0:            {sum(1 for score in idle.values() if score > 0)} tasks")
     print("tasks failing each gate:             "
           + ", ".join(f"{gate} {count}" for gate, count in report.gate_counts().items()))
+    for kind, (total, passing) in passing_with_a_right_answer(catalog, tasks).items():
+        print(f"{kind} baselines an item catches that pass with a right answer: {passing} of {total}")
     print(report.summary())
     return 0
 
