@@ -2,9 +2,9 @@
 
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
-from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
+from ._errors import INCONSISTENT, ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
-from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
+from ._json_input import MAX_JSON_DEPTH, TEXT_PATTERN, JsonInputError, check_json, json_problems
 from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
 from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
@@ -20,11 +20,16 @@ from ._occubench_harness import (
 from ._parse import parse_scenario
 from ._rubric import (
     ELEMENT_OPS,
+    CompareCheck,
+    ElementCheck,
     Exemplar,
     LlmItem,
+    PresenceCheck,
+    RangeCheck,
     Rubric,
     RubricItem,
     StateCheck,
+    StateCheckKind,
     StateItem,
     ToolCallCheck,
     ToolCallItem,
@@ -79,7 +84,9 @@ __all__ = [
     "HarnessPrompts",
     "InjectedFault",
     "JsonInputError",
+    "INCONSISTENT",
     "MAX_JSON_DEPTH",
+    "TEXT_PATTERN",
     "PatchError",
     "LlmItem",
     "ReferenceStep",
@@ -97,6 +104,11 @@ __all__ = [
     "ScenarioErrors",
     "SchemaViolation",
     "StateCheck",
+    "StateCheckKind",
+    "CompareCheck",
+    "PresenceCheck",
+    "RangeCheck",
+    "ElementCheck",
     "StateItem",
     "TASK_PROMPT",
     "TASK_RESOURCE",

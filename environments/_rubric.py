@@ -10,9 +10,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-StateOp = Literal[
-    "eq", "ne", "lt", "le", "gt", "ge", "between", "contains", "exists", "absent", "any", "none", "count"
-]
+from ._errors import inconsistent
+
+CompareOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "contains"]
+PresenceOp = Literal["exists", "absent"]
+RangeOp = Literal["between"]
+ElementOp = Literal["any", "none", "count"]
+StateOp = Literal[CompareOp, PresenceOp, RangeOp, ElementOp]
+# A pointer is empty (the whole state) or starts with '/': stated in the schema, checked with a clearer message.
+POINTER_PATTERN = "^(/.*)?$"
 VALUELESS_OPS = frozenset({"exists", "absent", "any", "none"})
 # Order-insensitive checks over the elements of a list (or the values of an object).
 ELEMENT_OPS = frozenset({"any", "none", "count"})
@@ -24,9 +30,15 @@ class _Strict(BaseModel):
 
 
 class StateCheck(_Strict):
-    """An assertion on the final tracked state (or, inside `where`, on one element of a list)."""
+    """An assertion on the final tracked state (or, inside `where`, on one element of a list).
 
-    pointer: str = Field(description="RFC 6901 JSON Pointer into the final state, e.g. /patients/0/priority")
+    A document's check is one of its kinds, told apart by `op` (`CompareCheck`, `PresenceCheck`, `RangeCheck`,
+    `ElementCheck`), so that its schema says which ops need a `value`; Python code may build this base with
+    any op.
+    """
+
+    pointer: str = Field(description="RFC 6901 JSON Pointer into the final state, e.g. /patients/0/priority",
+                         json_schema_extra={"pattern": POINTER_PATTERN})
     op: StateOp = Field(
         description="`between` takes [low, high] (both included); `any`, `none` and `count` look at each "
         "element of the list (or value of the object) at `pointer` and count those matching `match` and `where`."
@@ -69,6 +81,36 @@ class StateCheck(_Strict):
         if self.tolerance is not None and self.op not in _TOLERANT_OPS:
             raise ValueError(f"`tolerance` applies to eq, ne and between, not {self.op!r}")
         return self
+
+
+class CompareCheck(StateCheck):
+    """The value at `pointer` compared with `value`, which the check must name (null included)."""
+
+    op: CompareOp
+    value: Any = Field(description="Compared value (`contains`: an element, a key or a substring).")
+
+
+class PresenceCheck(StateCheck):
+    """Whether anything is at `pointer`."""
+
+    op: PresenceOp
+    value: Any = Field(default=None, description="Unused.")
+
+
+class RangeCheck(StateCheck):
+    """The value at `pointer` within the closed range `value: [low, high]`, widened by `tolerance`."""
+
+    op: RangeOp
+    value: Any = Field(description="[low, high]: two numbers or two strings, low <= high.")
+
+
+class ElementCheck(StateCheck):
+    """How many elements of the list (or values of the object) at `pointer` match `match` and `where`."""
+
+    op: ElementOp
+
+
+StateCheckKind = Annotated[CompareCheck | PresenceCheck | RangeCheck | ElementCheck, Field(discriminator="op")]
 
 
 def _check_range(value: Any) -> None:
@@ -124,7 +166,7 @@ class LlmItem(_ItemBase):
 
 class StateItem(_ItemBase):
     kind: Literal["state"] = "state"
-    checks: list[StateCheck] = Field(min_length=1)
+    checks: list[StateCheckKind] = Field(min_length=1)
     guard: bool = Field(
         default=False,
         description="True at the start and must stay true (\"the hold was not released\"): earns no score, "
@@ -165,7 +207,7 @@ class Rubric(_Strict):
         seen: set[str] = set()
         for item in self.items:
             if item.id in seen:
-                raise ValueError(f"duplicate rubric item id {item.id!r}")
+                raise inconsistent(f"duplicate rubric item id {item.id!r}")
             seen.add(item.id)
         if self.items and all(isinstance(item, StateItem) and item.guard for item in self.items):
             raise ValueError("every rubric item is a guard, so nothing earns score; add an item that does")
