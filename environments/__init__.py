@@ -20,10 +20,13 @@ from ._occubench import OCCUBENCH_PREFIX, load_occubench
 from ._occusim_error import OccusimError
 from ._parse import parse_scenario
 from ._rubric import (
+    ELEMENT_OPS,
     CompareCheck,
+    ElementCheck,
     Exemplar,
     LlmItem,
     PresenceCheck,
+    RangeCheck,
     Rubric,
     RubricItem,
     StateCheck,
@@ -64,6 +67,7 @@ from ._yaml import dump_scenario, write_scenario
 from ._yaml_load import YamlLoadError, load_yaml, not_utf8
 
 __all__ = [
+    "ELEMENT_OPS",
     "BUNDLED_CATALOG",
     "CATEGORIES",
     "Catalog",
@@ -112,6 +116,8 @@ __all__ = [
     "StateCheckKind",
     "CompareCheck",
     "PresenceCheck",
+    "RangeCheck",
+    "ElementCheck",
     "StateItem",
     "TASK_PROMPT",
     "TASK_RESOURCE",

@@ -24,6 +24,12 @@ class ReferenceStep(BaseModel):
     state_patch: list[dict[str, Any]] = Field(
         default_factory=list, description="RFC 6902 operations applied to the state by this call."
     )
+    optional: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Why this write may be left out and the task still pass; without it, removing any write "
+        "of the reference must fail the task (`occusim validate --discrimination`).",
+    )
 
 
 # The rule of `_something_to_judge`, stated in the JSON Schema too so the documents cannot accept what it refuses.

@@ -1,7 +1,16 @@
 # The public names of occusim.judge. `__init__.py` loads them lazily from this list, so that importing one name
 # loads only the modules it needs, while type checkers see the real types.
 from ._agreement import Agreement, agreement, cohens_kappa
+from ._baselines import Baseline, derive_baselines
 from ._calibration import disagreement_exemplars, episode_excerpt, without_exemplars
+from ._discrimination import discriminate_catalog, discriminate_task, score_baseline
+from ._discrimination_report import (
+    BaselineScore,
+    DiscriminationReport,
+    GateFailure,
+    TaskDiscrimination,
+    render_markdown,
+)
 from ._errors import JudgeError, JudgeModelError
 from ._json_values import json_equal
 from ._judge import MAX_VOTES, VERIFICATION_PLAN_ID, judge
@@ -19,6 +28,7 @@ from ._review_labels import (
     read_review_labels,
     reviewer_problem,
 )
+from ._rubric_audit import audit_catalog_rubrics
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeMeter, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
@@ -37,7 +47,11 @@ __all__ = [
     "NOTE_LIMIT",
     "PROMPT_VERSION",
     "Agreement",
+    "Baseline",
+    "BaselineScore",
     "CheckVerdict",
+    "DiscriminationReport",
+    "GateFailure",
     "ItemVerdict",
     "JudgeError",
     "JudgeMeter",
@@ -55,6 +69,7 @@ __all__ = [
     "ReviewedItem",
     "ReviewerPair",
     "NoUsableVote",
+    "TaskDiscrimination",
     "Verdict",
     "Vote",
     "agreement",
@@ -64,7 +79,11 @@ __all__ = [
     "check_tool_call",
     "cohens_kappa",
     "compare_labels",
+    "derive_baselines",
+    "audit_catalog_rubrics",
     "disagreement_exemplars",
+    "discriminate_catalog",
+    "discriminate_task",
     "episode_excerpt",
     "counts_as_call",
     "judge",
@@ -78,6 +97,8 @@ __all__ = [
     "review_agreement",
     "review_label_json_schema",
     "reviewer_problem",
+    "render_markdown",
+    "score_baseline",
     "score_items",
     "without_exemplars",
     "vote_seed",
