@@ -63,23 +63,25 @@ class StateCheck(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> StateCheck:
+        # Nested checks (`where`, `arguments_where`) are of this base kind, whose schema cannot say which ops
+        # need a `value`: their contradictions are `inconsistent` (409 over REST), not malformed input.
         if self.pointer and not self.pointer.startswith("/"):
-            raise ValueError(f"pointer {self.pointer!r} must be empty or start with '/'")
+            raise inconsistent(f"pointer {self.pointer!r} must be empty or start with '/'")
         if self.op not in VALUELESS_OPS and "value" not in self.model_fields_set:
-            raise ValueError(f"op {self.op!r} needs a `value`")
+            raise inconsistent(f"op {self.op!r} needs a `value`")
         if self.op in ELEMENT_OPS:
             if self.match is None and self.where is None:
-                raise ValueError(f"op {self.op!r} needs `match` (a partial object), `where` (checks), or both")
+                raise inconsistent(f"op {self.op!r} needs `match` (a partial object), `where` (checks), or both")
             if self.op == "count" and (
                 not isinstance(self.value, int) or isinstance(self.value, bool) or self.value < 0
             ):
-                raise ValueError(f"op 'count' needs a whole number >= 0 as `value`, got {self.value!r}")
+                raise inconsistent(f"op 'count' needs a whole number >= 0 as `value`, got {self.value!r}")
         elif self.match is not None or self.where is not None:
-            raise ValueError(f"`match` and `where` belong to the ops any, none and count, not {self.op!r}")
+            raise inconsistent(f"`match` and `where` belong to the ops any, none and count, not {self.op!r}")
         if self.op == "between":
             _check_range(self.value)
         if self.tolerance is not None and self.op not in _TOLERANT_OPS:
-            raise ValueError(f"`tolerance` applies to eq, ne and between, not {self.op!r}")
+            raise inconsistent(f"`tolerance` applies to eq, ne and between, not {self.op!r}")
         return self
 
 
@@ -117,9 +119,9 @@ def _check_range(value: Any) -> None:
     numbers = isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
     strings = isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)
     if not (numbers or strings):
-        raise ValueError(f"op 'between' needs `value: [low, high]`, two numbers or two strings, got {value!r}")
+        raise inconsistent(f"op 'between' needs `value: [low, high]`, two numbers or two strings, got {value!r}")
     if value[0] > value[1]:
-        raise ValueError(f"op 'between' needs low <= high, got {value!r}")
+        raise inconsistent(f"op 'between' needs low <= high, got {value!r}")
 
 
 def _is_number(value: Any) -> bool:

@@ -16,12 +16,14 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.routing import Route
 
+from occusim.environments import OccusimError
+
 # An unknown key id makes the verifier fetch the JWKS again (key rotation), at most this often.
 JWKS_REFRESH_SECONDS = 30.0
 _ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
 
-class OAuthConfigError(Exception):
+class OAuthConfigError(OccusimError):
     """The issuer's metadata or keys cannot be read: the message names the URL and the reason."""
 
 

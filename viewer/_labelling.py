@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl, quote
 
 from starlette.requests import Request
 
+from occusim.environments import OccusimError
 from occusim.judge import (
     NOTE_LIMIT,
     ItemVerdict,
@@ -35,7 +36,7 @@ FORM_LIMIT = 512 * 1024  # bytes of one form submission: notes for a long rubric
 FIELD_LIMIT = 1000
 
 
-class LabelFormError(Exception):
+class LabelFormError(OccusimError):
     """A submission the desk refuses; `status_code` is the HTTP answer."""
 
     def __init__(self, status_code: int, message: str) -> None:
