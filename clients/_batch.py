@@ -368,7 +368,7 @@ class BatchRunner:
         steps = record.steps if record is not None else []
         scored = verdict if verdict is not None and not verdict.unjudged else None
         # Under --protocol occubench the world model injects the faults from its prompt: the server plans none.
-        faults = fault_tally(self._fault_settings(combo), task.id, steps) if self.harness is None else None
+        faults = fault_tally(self._fault_settings(combo), task, steps) if self.harness is None else None
         return ResultRow(
             task_id=task.id, scenario_id=scenario.id, category=scenario.category, difficulty=task.difficulty,
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
@@ -384,6 +384,8 @@ class BatchRunner:
                                                             for step in steps if step.flags],
             faults_planned=faults.planned if faults else 0, faults_met=faults.met if faults else 0,
             too_short_for_faults=record is not None and faults is not None and faults.too_short,
+            faults_not_applicable=record is not None and faults is not None and faults.not_applicable,
+            fault_window=faults.window if faults else None,
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
             messages=run.messages if run else [], tools=run.tools if run else [], duration_s=round(duration, 3),
         )

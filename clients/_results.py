@@ -146,6 +146,13 @@ class ResultRow(BaseModel):
     too_short_for_faults: bool = Field(
         default=False, description="The episode ended before it could meet every planned fault (too few calls)."
     )
+    faults_not_applicable: bool = Field(
+        default=False,
+        description="A planned fault was due, but no call offered it had an answer it could degrade (implicit faults).",
+    )
+    fault_window: int | None = Field(
+        default=None, description="Calls over which the planned faults were spread (an episode this long meets them all)."
+    )
     audited: AuditCoverage | None = Field(default=None, description="Which of the per-step audit's checks ran.")
     flagged_steps: list[StepFlags] = Field(default_factory=list, description="The steps the audit flagged.")
     agent_ended: str | None = Field(default=None, description="submitted, max_steps or no_tool_call.")
