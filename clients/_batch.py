@@ -303,7 +303,7 @@ class BatchRunner:
         """The faults of one combination; their seed is the trial's, which the world model is sent too."""
         config = self.config
         return FaultSettings(mode=combo.fault_mode, count=config.fault_count, duration=config.fault_duration,
-                             seed=config.trial_seed(combo.trial))
+                             seed=config.trial_seed(combo.trial), window=config.fault_window)
 
     def _agent(self, task: Task) -> Agent:
         if self._agent_model is None:

@@ -64,8 +64,8 @@ class Robustness(BaseModel):
     partial: bool = Field(default=False, description="Some of the levels E1, E2, E3 have no scored episode.")
     missing: list[str] = Field(default_factory=list, description="The levels E1-E3 with no scored episode.")
     rates: dict[str, float] = Field(default_factory=dict, description="Completion per mode over those tasks.")
-    unmet_left_out: int = Field(
-        default=0, description="Scored E1-E3 episodes left out because they met fewer faults than planned.")
+    unfaulted_left_out: int = Field(
+        default=0, description="Scored E1-E3 episodes left out because they met none of their planned faults.")
 
 
 class JudgeStats(BaseModel):
@@ -181,28 +181,30 @@ def robustness(rows: Iterable[ResultRow], *, interval: bool = True) -> Robustnes
     """min(faulted modes) / E0, as in OccuBench, over the tasks scored in E0 and in every faulted mode.
 
     Each task weighs the same: its completion in a mode is the share of its scored trials that passed.
-    `prompt` rows count as E3. Partial when some of E1, E2, E3 has no scored episode. A faulted episode
-    that met fewer faults than the server planned (too short, or its faults not applicable) measured
-    less than its mode: it is left out, and the count left out is given.
+    `prompt` rows count as E3. Partial when some of E1, E2, E3 has no scored episode. An E1-E3 episode
+    that met none of its planned faults (too short, or its faults not applicable) ran clean, not under its
+    mode: it is left out, and the count left out is given. One that met some is kept: it ended before
+    the others because of how it went, and leaving it out would favour agents that stop at the first.
     """
     outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    unmet = 0
+    unfaulted = 0
     for row in rows:
-        if row.scored and met_planned_faults(row):
+        if row.scored and met_a_fault(row):
             outcomes[(row.task_id, row.fault_mode)].append(bool(row.passed))
         elif row.scored:
-            unmet += 1
+            unfaulted += 1
     robust = _robustness(outcomes, interval=interval)
-    if unmet:
-        robust.note += f"; {unmet} faulted episode(s) left out, having met fewer faults than planned"
-    robust.unmet_left_out = unmet
+    if unfaulted:
+        robust.note += f"; {unfaulted} faulted-mode episode(s) left out, having met none of their faults"
+    robust.unfaulted_left_out = unfaulted
     return robust
 
 
-def met_planned_faults(row: ResultRow) -> bool:
-    """Whether the episode met every fault the server planned (rows that record no count are taken as met)."""
+def met_a_fault(row: ResultRow) -> bool:
+    """Whether the episode met a fault the server planned, when it planned any (rows that record no count,
+    and modes whose faults the world model injects, are taken as met)."""
     planned, met = getattr(row, "faults_planned", None), getattr(row, "faults_met", None)
-    return planned is None or met is None or met >= planned
+    return not planned or met is None or met >= 1
 
 
 def _robustness(outcomes: dict[tuple[str, str], list[bool]], *, interval: bool) -> Robustness:

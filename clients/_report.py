@@ -158,8 +158,8 @@ def _robustness_table(value: Robustness) -> Table:
     rows = [[mode, f"{rate:.1%}", LEVEL_OF[mode]] for mode, rate in value.rates.items()]
     note = (f"Over the {value.tasks} task(s) scored in E0 and in every faulted mode; each task weighs the same."
             + (f" Partial: no scored {', '.join(value.missing)}." if value.partial else "")
-            + (f" Left out: {value.unmet_left_out} faulted episode(s) that met fewer faults than planned."
-               if value.unmet_left_out else ""))
+            + (f" Left out: {value.unfaulted_left_out} faulted-mode episode(s) that met none of their faults."
+               if value.unfaulted_left_out else ""))
     return Table("Robustness (paired)", ["Fault mode", "Completion over the paired tasks", "Level"], rows, note=note)
 
 
@@ -172,8 +172,8 @@ def _faults_table(metrics: RunMetrics) -> Table:
     return Table("Faults met per episode", ["Fault mode", "Scored episodes", "Met every fault", "Mean met",
                                             "Met fewer than planned", "Too short", "Faults not applicable"],
                  rows, note="Too short: the episode ended before a fault was due. Not applicable: a due implicit "
-                            "fault found nothing to degrade in any later answer. Robustness uses only the episodes "
-                            "that met every fault. Rows that do not record faults met count the calls a fault hit "
+                            "fault found nothing to degrade in any later answer. Robustness leaves out the episodes "
+                            "that met no fault. Rows that do not record faults met count the calls a fault hit "
                             "instead.")
 
 

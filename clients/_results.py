@@ -24,7 +24,7 @@ Executor = Literal["local", "ray"]
 # infra_error it is never scored against the agent, and it is reported apart.
 RowStatus = Literal["ok", "infra_error", "unjudged"]
 # The settings that decide what an episode is; a resumed run must keep them.
-IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "seed", "mode",
+IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "fault_window", "seed", "mode",
                    "judge_votes", "agent_temperature", "sources", "protocol")
 
 
@@ -44,6 +44,8 @@ class RunConfig(BaseModel):
     faults: list[FaultMode] = Field(default_factory=lambda: list[FaultMode](["E0"]))
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
+    fault_window: int | None = Field(
+        default=None, ge=1, le=500, description="Calls over which faults are spread; default the task's expected length.")
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=4, ge=1, description="Episodes at once, over every worker.")
     workers: int | None = Field(

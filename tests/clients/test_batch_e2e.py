@@ -77,7 +77,9 @@ def test_metrics_match_the_scripted_behaviour(finished_run: Path):
     assert (metrics.completion.passed, metrics.completion.total) == (4, 8)
     assert metrics.by_fault_mode["E0"].rate == 0.75
     assert metrics.by_fault_mode["E2"].rate == 0.25
-    assert metrics.robustness.value == pytest.approx(1 / 3)
+    # B's seed-1 E2 trial quit before any call, so it met no fault and robustness leaves it out: E2 over
+    # the paired tasks is (A 0 + B 1/1) / 2 against E0's (1 + 1/2) / 2.
+    assert metrics.robustness.value == pytest.approx(0.5 / 0.75) and metrics.robustness.unfaulted_left_out == 1
     assert {name: rate.rate for name, rate in metrics.by_category.items()} == {
         "Public Service & Governance": 0.5, "Commerce & Consumer": 0.5,
     }
@@ -111,7 +113,7 @@ def test_report_markdown_and_html(finished_run: Path, tmp_path: Path):
     markdown = (tmp_path / "report.md").read_text()
     assert "| E0 | 3/4 | 75.0% | [" in markdown
     assert "| E2 | 1/4 | 25.0% | [" in markdown
-    assert "**Robustness:** 0.333 (partial)" in markdown and "over 2 task(s) scored in every mode" in markdown
+    assert "**Robustness:** 0.667 (partial)" in markdown and "over 2 task(s) scored in every mode" in markdown
     assert re.search(r"\| 2 \| 0\.750 \| [^|]+ \| 0\.250 \|", markdown)
     for image in ("report_completion_by_category.png", "report_degradation.png"):
         assert f"]({image})" in markdown

@@ -90,3 +90,10 @@ async def test_result_rows_count_the_faults_planned_and_met(provider: ScriptedPr
     # The faults are spread over twice the calls they need (or the task's max_steps, if fewer).
     assert row.fault_window is not None and 9 <= row.fault_window <= 18
     assert row.too_short_for_faults and not row.faults_not_applicable
+
+    # --fault-window sets the window (never under twice the calls the faults need); the row records it.
+    wide = await run_batch(config(faults=["E1"], trials=1, fault_count=1, fault_duration=1, fault_window=7),
+                           tmp_path / "wide", show_progress=False)
+    (row,) = wide.rows
+    assert row.fault_window == 7 and row.faults_planned == 1
+    assert row.faults_met == len(row.faults_injected) and row.too_short_for_faults == (row.faults_met == 0)
