@@ -180,7 +180,8 @@ async def run(args: argparse.Namespace) -> int:
             warm_up(configs)
         from pydantic import ValidationError
 
-        from occusim.clients import RunConfig, RunError, plan_batch, run_batch
+        from occusim.analysis import RunConfig, RunError
+        from occusim.clients import plan_batch, run_batch
         from occusim.clients.cli.serve import load_scripted_models
         from occusim.environments import ScenarioErrors
     finally:
@@ -214,7 +215,7 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     except ScenarioErrors as error:
         return report_catalog_problems("run", error.errors)
-    from occusim.clients import compute_metrics
+    from occusim.analysis import compute_metrics
 
     metrics = compute_metrics(summary.rows, intervals=False)  # the summary prints no interval
     completion = metrics.completion

@@ -6,7 +6,7 @@ import pytest
 
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
-from occusim.testing import TASK_A, ReplayWorld, passing_judge
+from tests.helpers import TASK_A, ReplayWorld, passing_judge
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from occusim.clients.cli import main
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, Browser, free_port, write_viewed_run
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, Browser, free_port, write_viewed_run
 
 
 @pytest.fixture
