@@ -124,7 +124,7 @@ def test_help_teaches_the_method(capsys: pytest.CaptureFixture[str]):
 
 
 def test_every_setting_and_provenance_difference_is_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    from occusim.clients import Provenance
+    from occusim.analysis import Provenance
 
     rule = outcomes(lambda i, mode, trial: True)
     a, b = write(tmp_path / "a", rule), write(tmp_path / "b", rule)

@@ -271,8 +271,7 @@ def test_robustness_uses_the_episodes_that_met_their_faults_and_counts_the_other
     # Completion by mode still counts every scored episode: only robustness is restricted.
     assert (metrics.by_fault_mode["E2"].passed, metrics.by_fault_mode["E2"].total) == (4, 7)
     # The report says how many episodes of each mode met their faults, and what robustness left out.
-    from occusim.clients import RunConfig, render_markdown
-    from occusim.clients._report import build_report
+    from occusim.analysis import RunConfig, build_report, render_markdown
 
     config = RunConfig(agent_model="a", world_model="w", judge_model="j", faults=["E0", "E2"])
     text = render_markdown(build_report(config, [*clean, *met, short, inapplicable, stopped], with_figures=False))
