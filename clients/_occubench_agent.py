@@ -9,20 +9,18 @@ import mcp_types as types
 from mcp import Client
 
 from occusim.environments import RAW_ARGUMENTS_META, HarnessPrompts, Usage
-from occusim.llm import LLMOutputError, ModelConfig, UsageLedger, complete, derived_seed
+from occusim.llm import ModelConfig, UsageLedger, complete, derived_seed
 
 from ._conversation import SUBMIT_TOOL, AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
-
-# A reply whose tool-call arguments the gateway cannot read is asked for again, this many times in a row.
-_UNREADABLE_REPLIES = 3
 
 
 class OccubenchAgent:
     """The agent of OccuBench's harness, with occusim's MCP episode in place of its environment object.
 
     It sends OccuBench's system prompt (scenario name and today's date) and task message, offers the
-    server's tools except `submit_result`, and passes every call's arguments on as the model's own JSON
-    string (in the request's `_meta`). The episode ends on the first reply without tool calls, on a reply
+    server's tools except `submit_result`, and passes every call's arguments on as the model's own
+    string (in the request's `_meta`), even when that string is not JSON or not an object: the harness
+    hands such text to its world model as it came, and the episode goes on. The episode ends on the first reply without tool calls, on a reply
     that finishes with `stop`, or after the harness's turn limit; the last reply's text is then submitted
     as the answer, unlabelled. Sampling is OccuBench's: its max_tokens, no temperature, no seed.
     """
@@ -49,23 +47,12 @@ class OccubenchAgent:
         calls = 0
         turns = max_turns or self.prompts.agent_max_turns
         finished = False
-        unreadable = 0
-        turn = 0
-        while turn < turns:
-            try:
-                # OccuBench sends no seed: the trial's only keys the cache (a repeated question its own entry).
-                cache_seed = None if seed is None else derived_seed(seed, "occubench-agent", unreadable)
-                completion = await complete(self.model, messages, tools=tools or None, temperature=None,
-                                            max_tokens=self.prompts.agent_max_tokens, timeout=self.timeout,
-                                            role="agent", cache_seed=cache_seed)
-            except LLMOutputError:
-                # Tool-call arguments the gateway cannot read: ask the same question again, a few times.
-                unreadable += 1
-                if unreadable >= _UNREADABLE_REPLIES:
-                    raise
-                continue
-            unreadable = 0
-            turn += 1
+        # OccuBench sends no seed: the trial's only keys the cache.
+        cache_seed = None if seed is None else derived_seed(seed, "occubench-agent", 0)
+        for _turn in range(turns):
+            completion = await complete(self.model, messages, tools=tools or None, temperature=None,
+                                        max_tokens=self.prompts.agent_max_tokens, timeout=self.timeout,
+                                        role="agent", cache_seed=cache_seed, keep_unreadable_arguments=True)
             ledger.add("agent", completion)
             answer = completion.text
             message: dict[str, Any] = {"role": "assistant", "content": completion.text or ""}

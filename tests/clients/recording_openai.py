@@ -20,6 +20,9 @@ from typing import Any
 from tests.helpers import ProviderStub, Reply, chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
+# An agent whose first calls carry arguments that are not JSON, and a JSON array instead of an object.
+MALFORMED_AGENT = "fake-agent-malformed"
+MALFORMED_ARGUMENTS = ('{"id": "Zürich-7", "count": ', '["Zürich-7", 2]')
 
 
 @dataclass
@@ -48,6 +51,8 @@ class RecordingEndpoint:
         model = body.get("model")
         if model == AGENT:
             return _agent(body)
+        if model == MALFORMED_AGENT:
+            return _malformed_agent(body)
         if model == WORLD:
             return _message(_observation(body, digest, ask, self.tags))
         return _message(_verdict(ask))
@@ -72,6 +77,19 @@ def _agent(body: dict[str, Any]) -> dict[str, Any]:
         for index, tool in enumerate(picked)
     ]
     return _message("Looking at the records first." if turn == 0 else None, calls)
+
+
+def _malformed_agent(body: dict[str, Any]) -> dict[str, Any]:
+    turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    tools = body.get("tools") or []
+    if turn >= 1 or not tools:
+        return _message(f"Final answer after {turn} turns: the records did not load.")
+    calls = [
+        {"id": f"call_bad_{index}", "type": "function",
+         "function": {"name": tools[index % len(tools)]["function"]["name"], "arguments": arguments}}
+        for index, arguments in enumerate(MALFORMED_ARGUMENTS)
+    ]
+    return _message(None, calls)
 
 
 def _observation(body: dict[str, Any], digest: str, ask: int, tags: tuple[str, str]) -> str:

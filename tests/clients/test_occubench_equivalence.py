@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
+from recording_openai import (
+    AGENT,
+    MALFORMED_AGENT,
+    MALFORMED_ARGUMENTS,
+    VERIFIER,
+    WORLD,
+    RecordingEndpoint,
+    recording_endpoint,
+)
 
 from occusim.analysis import load_rows
 from occusim.environments import load_harness
@@ -38,12 +46,13 @@ OBSERVATION_PATTERN = (
 )
 
 
-def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
+def _reference_runs(endpoint: RecordingEndpoint, out: Path, *, agent: str = AGENT,
+                    modes: tuple[str, ...] = MODES) -> None:
     """OccuBench's `python -m occubench.evaluate`, one process per fault mode, all at once."""
     processes = []
-    for mode in MODES:
+    for mode in modes:
         command = [
-            sys.executable, "-m", "occubench.evaluate", "--agent-model", AGENT, "--world-model", WORLD,
+            sys.executable, "-m", "occubench.evaluate", "--agent-model", agent, "--world-model", WORLD,
             "--verifier-model", VERIFIER, "--env-mode", mode, "--api-key", REFERENCE_KEY,
             "--base-url", endpoint.url, "--max-workers", "4", "--task-ids", *TASK_IDS,
             "--eval-data", str(SAMPLE / "eval_benchmark_solvable.jsonl"),
@@ -59,7 +68,7 @@ def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
 
 
 def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ...] = MODES, trials: int = 1,
-                 cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+                 cache: Path | None = None, agent: str = AGENT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OCCUSIM_NO_CACHE": "1"}
     if cache is not None:
         del env["OCCUSIM_NO_CACHE"]
@@ -71,7 +80,7 @@ def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ..
         sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}",
         "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(modes),
         "--trials", str(trials),
-        "--agent-model", f"openai/{AGENT}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
+        "--agent-model", f"openai/{agent}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
         "--concurrency", "8", "--no-progress", "--out", str(out),
     ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
@@ -147,3 +156,34 @@ def test_occubench_trials_are_separate_samples_and_a_rerun_is_served_from_the_ca
 
     first_rows, again_rows = load_rows(tmp_path / "first")[1], load_rows(tmp_path / "again")[1]
     assert sorted((row.key, row.passed) for row in first_rows) == sorted((row.key, row.passed) for row in again_rows)
+
+
+def _reference_rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for path in out.glob("*/results.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_arguments_that_are_not_a_json_object_go_to_the_world_model_as_the_harness_sends_them(tmp_path: Path) -> None:
+    modes = ("E0", "E1")
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        _reference_runs(endpoint, tmp_path / "reference", agent=MALFORMED_AGENT, modes=modes)
+        ran = _occusim_run(endpoint, tmp_path / "occusim", modes=modes, agent=MALFORMED_AGENT)
+        assert ran.returncode == 0, ran.stderr[-4000:]
+
+        for model in (MALFORMED_AGENT, WORLD, VERIFIER):
+            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
+            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
+            assert reference, f"OccuBench sent no {model} request"
+            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        # The agent was asked once per turn (no re-asking), and the world model was shown the raw text.
+        assert len(endpoint.of(OCCUSIM_KEY, MALFORMED_AGENT)) == 2 * len(modes) * len(TASK_IDS)
+        shown = [message["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD) for message in request["messages"]]
+        # The action the world model reads is a JSON object whose `arguments` is the agent's string.
+        for arguments in MALFORMED_ARGUMENTS:
+            assert any(json.dumps(arguments, ensure_ascii=False) in content for content in shown)
+
+    _, rows = load_rows(tmp_path / "occusim")
+    # Every episode is scored, with the harness's verdict, none an infrastructure error.
+    assert all(row.status == "ok" and row.steps == 2 for row in rows)
+    assert sorted((str(r["task_id"]), r["env_mode"], r["is_correct"]) for r in _reference_rows(tmp_path / "reference")) \
+        == sorted((row.task_id.split("/")[1], row.fault_mode, row.passed) for row in rows)
