@@ -25,7 +25,7 @@ Executor = Literal["local", "ray"]
 RowStatus = Literal["ok", "infra_error", "unjudged"]
 # The settings that decide what an episode is; a resumed run must keep them.
 IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "fault_window", "seed", "mode",
-                   "judge_votes", "agent_temperature", "sources", "protocol")
+                   "judge_votes", "agent_temperature", "sources", "protocol", "outage_policy")
 
 
 class RunError(Exception):
@@ -74,6 +74,11 @@ class RunConfig(BaseModel):
     protocol: ProtocolName = Field(
         default="native",
         description="native (occusim's agent, world model and judge) or occubench (OccuBench's harness, replicated).",
+    )
+    outage_policy: Literal["infra", "harness"] = Field(
+        default="infra",
+        description="infra: a provider that stays down makes the episode an infra_error (retried, never scored); "
+                    "harness (--protocol occubench only): an agent or verifier outage is scored as OccuBench does.",
     )
     provenance: Provenance | None = Field(default=None, description="Protocol, code and prompt versions of the run.")
 
@@ -151,6 +156,11 @@ class ResultRow(BaseModel):
     faults_not_applicable: bool = Field(
         default=False,
         description="A planned fault was due, but no call offered it had an answer it could degrade (implicit faults).",
+    )
+    outage: str | None = Field(
+        default=None,
+        description="Under --outage-policy harness: the agent's or verifier's provider failed, and the episode was "
+                    "scored as OccuBench's harness scores it (the agent stopped there; a failed vote is False).",
     )
     fault_window: int | None = Field(
         default=None, description="Calls over which the planned faults were spread (an episode this long meets them all)."

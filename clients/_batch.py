@@ -43,7 +43,14 @@ from occusim.environments import (
     occubench_config,
     read_tool_error,
 )
-from occusim.judge import JudgeModelError, Verdict, judge, trajectory_from_messages, verify_occubench
+from occusim.judge import (
+    OUTAGE_VOTE,
+    JudgeModelError,
+    Verdict,
+    judge,
+    trajectory_from_messages,
+    verify_occubench,
+)
 from occusim.llm import ModelConfig, ProviderError, UsageLedger, sum_usage
 from occusim.server import Store, fault_tally
 
@@ -177,6 +184,9 @@ class BatchRunner:
             if missing:
                 raise RunError(f"the {REPLAY_AGENT} agent needs reference solutions, which these tasks lack: "
                                f"{', '.join(missing)}")
+        if config.outage_policy == "harness" and config.protocol != "occubench":
+            raise RunError("--outage-policy harness scores outages as OccuBench's harness does; it needs "
+                           "--protocol occubench")
         if config.protocol == "occubench":
             self.harness, tasks = _occubench_setup(config, catalog, tasks)
         return tasks
@@ -320,7 +330,8 @@ class BatchRunner:
             return ReplayAgent(task)
         if self.harness is not None:
             return OccubenchAgent(self._agent_model, self.harness, scenario_name=task.title,
-                                  instruction=task.instruction, timeout=self.config.episode_timeout)
+                                  instruction=task.instruction, timeout=self.config.episode_timeout,
+                                  stop_on_outage=self.config.outage_policy == "harness")
         return LLMAgent(self._agent_model, temperature=self.config.agent_temperature,
                         timeout=self.config.episode_timeout)
 
@@ -355,7 +366,7 @@ class BatchRunner:
             verdict = await verify_occubench(
                 self.harness, task, occubench_config(self.catalog.origins[scenario.id]),
                 trajectory_from_messages(self.harness, run.messages), record_id=record.id, model=self._judge,
-                seed=seed,
+                seed=seed, outages_fail=config.outage_policy == "harness",
             )
         else:
             verdict = await judge(task, record, scenario=scenario, model=self._judge, votes=config.judge_votes,
@@ -394,6 +405,7 @@ class BatchRunner:
                                                             for step in steps if step.flags],
             faults_planned=faults.planned if faults else 0, faults_met=faults.met if faults else 0,
             too_short_for_faults=record is not None and faults is not None and faults.too_short,
+            outage=_outage(run, verdict),
             faults_not_applicable=record is not None and faults is not None and faults.not_applicable,
             fault_window=faults.window if faults else None,
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
@@ -409,6 +421,15 @@ async def worker_runner(spec_json: str) -> AsyncIterator[BatchRunner]:
     runner.prepare()
     async with runner.session(spec.db) as opened:
         yield opened
+
+
+def _outage(run: AgentRun | None, verdict: Verdict | None) -> str | None:
+    """What failed in an episode scored as OccuBench's harness scores outages; None when nothing did."""
+    failed = [vote for item in (verdict.items if verdict else []) for check in item.checks for vote in check.votes
+              if vote.reason == OUTAGE_VOTE]
+    reasons = ([run.outage] if run is not None and run.outage else []) + (
+        [f"verifier outage: {len(failed)} vote(s) counted as False"] if failed else [])
+    return "; ".join(reasons) or None
 
 
 def _audit_coverage(record: EpisodeRecord | None) -> AuditCoverage | None:

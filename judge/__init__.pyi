@@ -7,6 +7,8 @@ from ._json_values import json_equal
 from ._judge import MAX_VOTES, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
 from ._occubench_verifier import (
+    HARNESS_ATTEMPTS,
+    OUTAGE_VOTE,
     occubench_action,
     trajectory_from_messages,
     trajectory_from_record,
@@ -53,6 +55,8 @@ __all__ = [
     "judge_router",
     "json_equal",
     "occubench_action",
+    "HARNESS_ATTEMPTS",
+    "OUTAGE_VOTE",
     "read_labels",
     "score_items",
     "trajectory_from_messages",

@@ -90,6 +90,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--protocol", choices=["native", "occubench"], default="native",
                       help="native (default): occusim's agent, world model and judge; occubench: OccuBench's "
                            "harness, its prompts read from the --source occubench:PATH checkout")
+    work.add_argument("--outage-policy", choices=["infra", "harness"], default="infra",
+                      help="infra (default): a provider that stays down makes the episode an infra_error, retried "
+                           "and never scored; harness (--protocol occubench): an agent or verifier outage is scored "
+                           "as OccuBench's harness scores it, and the row's `outage` says so")
     how = parser.add_argument_group("how to run")
     how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
     how.add_argument("--concurrency", type=int, default=4, metavar="N",
@@ -197,7 +201,7 @@ async def run(args: argparse.Namespace) -> int:
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
             judge_votes=args.judge_votes, exemplars=args.exemplars, agent_temperature=args.agent_temperature,
-            protocol=args.protocol, workers=workers, executor=args.executor,
+            protocol=args.protocol, outage_policy=args.outage_policy, workers=workers, executor=args.executor,
             ray_address=args.ray_address, max_cost=args.max_cost,
         )
         if args.dry_run:

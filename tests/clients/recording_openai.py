@@ -23,6 +23,9 @@ AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 # An agent whose first calls carry arguments that are not JSON, and a JSON array instead of an object.
 MALFORMED_AGENT = "fake-agent-malformed"
 MALFORMED_ARGUMENTS = ('{"id": "Zürich-7", "count": ', '["Zürich-7", 2]')
+# An agent and a verifier whose provider answers every request with HTTP 500.
+DOWN_AGENT, DOWN_VERIFIER = "fake-agent-down", "fake-verifier-down"
+_DOWN = {"error": {"message": "Internal Server Error", "type": "server_error"}}
 
 
 @dataclass
@@ -42,13 +45,15 @@ class RecordingEndpoint:
     def of(self, key: str, model: str) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if r.key == key and r.body.get("model") == model]
 
-    def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any] | Reply:
         """The answer to one request; the stub serving the endpoint calls it one request at a time."""
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         self.requests.append(Recorded(key, body))
         self._seen[key + digest] += 1
         ask = self._seen[key + digest]
         model = body.get("model")
+        if model in (DOWN_AGENT, DOWN_VERIFIER):
+            return Reply(_DOWN, status=500)
         if model == AGENT:
             return _agent(body)
         if model == MALFORMED_AGENT:
@@ -120,6 +125,10 @@ def recording_endpoint(observation_pattern: str) -> Iterator[RecordingEndpoint]:
     """
     opening, _, closing = observation_pattern.partition("(.*?)")
     endpoint = RecordingEndpoint(tags=(opening, closing))
-    with ProviderStub(lambda _number, body, key: Reply(endpoint.reply(key, body))).running() as stub:
+    def answer(_number: int, body: dict[str, Any], key: str) -> Reply:
+        reply = endpoint.reply(key, body)
+        return reply if isinstance(reply, Reply) else Reply(reply)
+
+    with ProviderStub(answer).running() as stub:
         endpoint.url = stub.url
         yield endpoint

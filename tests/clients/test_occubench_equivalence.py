@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from recording_openai import (
     AGENT,
+    DOWN_AGENT,
+    DOWN_VERIFIER,
     MALFORMED_AGENT,
     MALFORMED_ARGUMENTS,
     VERIFIER,
@@ -47,13 +49,13 @@ OBSERVATION_PATTERN = (
 
 
 def _reference_runs(endpoint: RecordingEndpoint, out: Path, *, agent: str = AGENT,
-                    modes: tuple[str, ...] = MODES) -> None:
+                    modes: tuple[str, ...] = MODES, verifier: str = VERIFIER) -> None:
     """OccuBench's `python -m occubench.evaluate`, one process per fault mode, all at once."""
     processes = []
     for mode in modes:
         command = [
             sys.executable, "-m", "occubench.evaluate", "--agent-model", agent, "--world-model", WORLD,
-            "--verifier-model", VERIFIER, "--env-mode", mode, "--api-key", REFERENCE_KEY,
+            "--verifier-model", verifier, "--env-mode", mode, "--api-key", REFERENCE_KEY,
             "--base-url", endpoint.url, "--max-workers", "4", "--task-ids", *TASK_IDS,
             "--eval-data", str(SAMPLE / "eval_benchmark_solvable.jsonl"),
             "--scenario-pool", str(SAMPLE / "task_scenario_all_pool.jsonl"),
@@ -68,7 +70,8 @@ def _reference_runs(endpoint: RecordingEndpoint, out: Path, *, agent: str = AGEN
 
 
 def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ...] = MODES, trials: int = 1,
-                 cache: Path | None = None, agent: str = AGENT) -> subprocess.CompletedProcess[str]:
+                 cache: Path | None = None, agent: str = AGENT, verifier: str = VERIFIER,
+                 extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OCCUSIM_NO_CACHE": "1"}
     if cache is not None:
         del env["OCCUSIM_NO_CACHE"]
@@ -80,8 +83,8 @@ def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ..
         sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}",
         "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(modes),
         "--trials", str(trials),
-        "--agent-model", f"openai/{agent}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
-        "--concurrency", "8", "--no-progress", "--out", str(out),
+        "--agent-model", f"openai/{agent}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{verifier}",
+        "--concurrency", "8", "--no-progress", "--out", str(out), *extra,
     ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
 
@@ -187,3 +190,35 @@ def test_arguments_that_are_not_a_json_object_go_to_the_world_model_as_the_harne
     assert all(row.status == "ok" and row.steps == 2 for row in rows)
     assert sorted((str(r["task_id"]), r["env_mode"], r["is_correct"]) for r in _reference_rows(tmp_path / "reference")) \
         == sorted((row.task_id.split("/")[1], row.fault_mode, row.passed) for row in rows)
+
+
+@pytest.mark.parametrize(("agent", "verifier"), [(DOWN_AGENT, VERIFIER), (AGENT, DOWN_VERIFIER)])
+def test_outages_are_scored_as_the_harness_scores_them_under_outage_policy_harness(tmp_path: Path, agent: str,
+                                                                                   verifier: str) -> None:
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        _reference_runs(endpoint, tmp_path / "reference", agent=agent, verifier=verifier, modes=("E0",))
+        ran = _occusim_run(endpoint, tmp_path / "occusim", modes=("E0",), agent=agent, verifier=verifier,
+                           extra=("--outage-policy", "harness"))
+        assert ran.returncode == 0, ran.stderr[-4000:]
+
+        for model in (agent, WORLD, verifier):
+            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
+            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
+            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        # Each failing request was tried three times (the OpenAI client's two retries), then given up.
+        down = agent if agent == DOWN_AGENT else verifier
+        assert len(endpoint.of(OCCUSIM_KEY, down)) == 3 * len(TASK_IDS) * (1 if down == DOWN_AGENT else 3)
+
+    _, rows = load_rows(tmp_path / "occusim")
+    assert all(row.status == "ok" and row.outage and row.outage.startswith(down.split("-")[1]) for row in rows)
+    assert sorted((str(r["task_id"]), r["is_correct"]) for r in _reference_rows(tmp_path / "reference")) \
+        == sorted((row.task_id.split("/")[1], row.passed) for row in rows)
+    if down == DOWN_VERIFIER:
+        assert not any(row.passed for row in rows)
+
+    # The default policy keeps an outage out of the scores: the episode is an infrastructure error.
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        ran = _occusim_run(endpoint, tmp_path / "infra", modes=("E0",), agent=agent, verifier=verifier,
+                           extra=("--infra-retries", "0"))
+        assert ran.returncode == 0, ran.stderr[-4000:]
+    assert all(row.status == "infra_error" and row.outage is None for row in load_rows(tmp_path / "infra")[1])
