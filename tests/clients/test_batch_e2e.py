@@ -16,8 +16,9 @@ from datasets import load_dataset
 from occusim.analysis import RunDir, compute_metrics, load_rows
 from occusim.clients._batch import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
-from occusim.environments import StepRecord
+from occusim.environments import FaultSettings, StepRecord, load_catalog
 from occusim.llm import scripted_model
+from occusim.server import FaultSchedule, Store
 from tests.helpers import (
     TASK_A,
     TASK_B,
@@ -251,12 +252,26 @@ def test_real_wire_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, t
     out = tmp_path / "out"
 
     status = run_cli(out, agent=ScriptedAgent(policy).model, world=world.model, judge=passing_judge(),
-                     tasks=TASK_B, faults="E2", trials=1, extra=("--transport", transport))
+                     tasks=TASK_B, faults="E2", trials=1, extra=("--transport", transport, "--fault-window", "14"))
 
     assert status == 0
     (row,) = load_rows(out)[1]
     assert row.status == "ok" and row.transport == transport
     assert row.passed is True and row.faults_injected and row.steps == len(row.messages[2:-2]) // 2
+
+    # The server placed the faults over the window the run asked for, not over the task's own.
+    async def recorded() -> list[StepRecord]:
+        async with Store(RunDir(out).default_db) as store:
+            return (await store.load_episode(row.episode_id or "")).steps
+
+    steps = asyncio.run(recorded())
+    task = load_catalog([]).task(TASK_B)
+    wide = FaultSchedule.for_task(FaultSettings(mode="E2", seed=row.seed, window=14), task)
+    own = FaultSchedule.for_task(FaultSettings(mode="E2", seed=row.seed), task)
+    assert row.fault_window == wide.window == 14 != own.window
+    # Every fault the server injected was due under the requested window's schedule.
+    assert all(wide.next_fault(steps[:step.index]) is not None for step in steps if step.fault is not None)
+    assert wide.tally(steps).met == row.faults_met
 
 
 def test_an_episode_past_its_timeout_is_an_infra_error(tmp_path: Path):
