@@ -109,17 +109,22 @@ def _first_difference(reference: Counter[str], ours: Counter[str]) -> str:
     return f"{len(missing)} request(s) differ; first difference: {json.dumps(detail, ensure_ascii=False)[:3000]}"
 
 
+def _assert_same_streams(endpoint: RecordingEndpoint, *models: str) -> None:
+    """Each model was sent the same multiset of requests by OccuBench's harness and by occusim, and some."""
+    for model in models:
+        reference = _multiset(endpoint.of(REFERENCE_KEY, model))
+        ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
+        assert reference, f"OccuBench sent no {model} request"
+        assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+
+
 def test_occubench_protocol_sends_what_the_reference_harness_sends(tmp_path: Path) -> None:
     with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
         _reference_runs(endpoint, tmp_path / "reference")
         ran = _occusim_run(endpoint, tmp_path / "occusim")
         assert ran.returncode == 0, ran.stderr[-4000:]
 
-        for model in (AGENT, WORLD, VERIFIER):
-            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
-            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
-            assert reference, f"OccuBench sent no {model} request"
-            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        _assert_same_streams(endpoint, AGENT, WORLD, VERIFIER)
 
         # The sample's fault prompts reached the world model: every fault mode's system prompt is distinct.
         systems = {request["messages"][0]["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD)}
@@ -173,11 +178,7 @@ def test_arguments_that_are_not_a_json_object_go_to_the_world_model_as_the_harne
         ran = _occusim_run(endpoint, tmp_path / "occusim", modes=modes, agent=MALFORMED_AGENT)
         assert ran.returncode == 0, ran.stderr[-4000:]
 
-        for model in (MALFORMED_AGENT, WORLD, VERIFIER):
-            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
-            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
-            assert reference, f"OccuBench sent no {model} request"
-            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        _assert_same_streams(endpoint, MALFORMED_AGENT, WORLD, VERIFIER)
         # The agent was asked once per turn (no re-asking), and the world model was shown the raw text.
         assert len(endpoint.of(OCCUSIM_KEY, MALFORMED_AGENT)) == 2 * len(modes) * len(TASK_IDS)
         shown = [message["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD) for message in request["messages"]]
@@ -201,10 +202,8 @@ def test_outages_are_scored_as_the_harness_scores_them_under_outage_policy_harne
                            extra=("--outage-policy", "harness"))
         assert ran.returncode == 0, ran.stderr[-4000:]
 
-        for model in (agent, WORLD, verifier):
-            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
-            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
-            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        # A down agent leaves the world model nothing to answer.
+        _assert_same_streams(endpoint, agent, verifier, *([WORLD] if agent == AGENT else []))
         # Each failing request was tried three times (the OpenAI client's two retries), then given up.
         down = agent if agent == DOWN_AGENT else verifier
         assert len(endpoint.of(OCCUSIM_KEY, down)) == 3 * len(TASK_IDS) * (1 if down == DOWN_AGENT else 3)
