@@ -2,9 +2,9 @@
 
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
-from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
+from ._errors import INCONSISTENT, ScenarioError, ScenarioErrors, UnknownTaskError, format_location
 from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
-from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
+from ._json_input import MAX_JSON_DEPTH, TEXT_PATTERN, JsonInputError, check_json, json_problems
 from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
 from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
 from ._occubench import load_occubench
@@ -18,7 +18,19 @@ from ._occubench_harness import (
     occubench_config,
 )
 from ._parse import parse_scenario
-from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
+from ._rubric import (
+    CompareCheck,
+    Exemplar,
+    LlmItem,
+    PresenceCheck,
+    Rubric,
+    RubricItem,
+    StateCheck,
+    StateCheckKind,
+    StateItem,
+    ToolCallCheck,
+    ToolCallItem,
+)
 from ._scenario import Scenario, Tool
 from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
 from ._schema_safety import local_validator, schema_problems
@@ -68,7 +80,9 @@ __all__ = [
     "HarnessPrompts",
     "InjectedFault",
     "JsonInputError",
+    "INCONSISTENT",
     "MAX_JSON_DEPTH",
+    "TEXT_PATTERN",
     "PatchError",
     "LlmItem",
     "ReferenceStep",
@@ -86,6 +100,9 @@ __all__ = [
     "ScenarioErrors",
     "SchemaViolation",
     "StateCheck",
+    "StateCheckKind",
+    "CompareCheck",
+    "PresenceCheck",
     "StateItem",
     "TASK_PROMPT",
     "TASK_RESOURCE",

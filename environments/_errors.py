@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pydantic_core import PydanticCustomError
+
+# The error type of a document whose parts contradict each other though each is valid on its own (duplicate
+# ids, a task inside another scenario): no schema can state such a rule, so the REST layer answers it with 409.
+INCONSISTENT = "inconsistent"
+
+
+def inconsistent(message: str) -> PydanticCustomError:
+    """A validation error, raised by a model's cross-field check, for parts that contradict each other."""
+    return PydanticCustomError(INCONSISTENT, "{reason}", {"reason": message})
+
 
 def format_location(location: Iterable[str | int]) -> str:
     """Render a pydantic/jsonschema location as `tasks[2].reference_solution[1].arguments`."""

@@ -16,6 +16,10 @@ _MAX_PROBLEMS = 5
 _MAX_SHOWN_PATH = 80
 # Lone surrogates cannot be encoded as UTF-8; PostgreSQL refuses NUL in text and JSON alike.
 _BAD_TEXT = re.compile("[\ud800-\udfff\x00]")
+# The part of that rule a JSON Schema can state (for every text and key of a body): no NUL. Lone surrogates
+# cannot be excluded by a pattern, which JSON Schema reads as UTF-16 code units, without refusing every
+# character outside the Basic Multilingual Plane too.
+TEXT_PATTERN = "^[^\\x00]*$"
 
 
 class JsonInputError(ValueError):

@@ -6,8 +6,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-StateOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "contains", "exists", "absent"]
+from ._errors import inconsistent
+
+CompareOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "contains"]
+PresenceOp = Literal["exists", "absent"]
+StateOp = Literal[CompareOp, PresenceOp]
 VALUELESS_OPS = frozenset({"exists", "absent"})
+# A pointer is empty (the whole state) or starts with '/': stated in the schema, checked with a clearer message.
+POINTER_PATTERN = "^(/.*)?$"
 
 
 class _Strict(BaseModel):
@@ -15,9 +21,14 @@ class _Strict(BaseModel):
 
 
 class StateCheck(_Strict):
-    """An assertion on the final tracked state."""
+    """An assertion on the final tracked state.
 
-    pointer: str = Field(description="RFC 6901 JSON Pointer into the final state, e.g. /patients/0/priority")
+    A document's check is one of its two kinds, told apart by `op` (`CompareCheck`, `PresenceCheck`), so that
+    its schema says which ops need a `value`; Python code may build this base with any op.
+    """
+
+    pointer: str = Field(description="RFC 6901 JSON Pointer into the final state, e.g. /patients/0/priority",
+                         json_schema_extra={"pattern": POINTER_PATTERN})
     op: StateOp
     value: Any = Field(default=None, description="Compared value; unused by `exists` and `absent`.")
 
@@ -28,6 +39,23 @@ class StateCheck(_Strict):
         if self.op not in VALUELESS_OPS and "value" not in self.model_fields_set:
             raise ValueError(f"op {self.op!r} needs a `value`")
         return self
+
+
+class CompareCheck(StateCheck):
+    """The value at `pointer` compared with `value`, which the check must name (null included)."""
+
+    op: CompareOp
+    value: Any = Field(description="Compared value (`contains`: an element, a key or a substring).")
+
+
+class PresenceCheck(StateCheck):
+    """Whether anything is at `pointer`."""
+
+    op: PresenceOp
+    value: Any = Field(default=None, description="Unused.")
+
+
+StateCheckKind = Annotated[CompareCheck | PresenceCheck, Field(discriminator="op")]
 
 
 class ToolCallCheck(_Strict):
@@ -64,7 +92,7 @@ class LlmItem(_ItemBase):
 
 class StateItem(_ItemBase):
     kind: Literal["state"] = "state"
-    checks: list[StateCheck] = Field(min_length=1)
+    checks: list[StateCheckKind] = Field(min_length=1)
 
 
 class ToolCallItem(_ItemBase):
@@ -94,6 +122,6 @@ class Rubric(_Strict):
         seen: set[str] = set()
         for item in self.items:
             if item.id in seen:
-                raise ValueError(f"duplicate rubric item id {item.id!r}")
+                raise inconsistent(f"duplicate rubric item id {item.id!r}")
             seen.add(item.id)
         return self

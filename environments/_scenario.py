@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._categories import Category
+from ._errors import inconsistent
 from ._task import Task
 
 SLUG = r"^[a-z0-9][a-z0-9\-_]*$"
@@ -83,12 +84,12 @@ class Scenario(BaseModel):
         names = [t.name for t in self.tools]
         duplicates = {n for n in names if names.count(n) > 1}
         if duplicates:
-            raise ValueError(f"duplicate tool names: {sorted(duplicates)}")
+            raise inconsistent(f"duplicate tool names: {sorted(duplicates)}")
         for task in self.tasks:
             if task.scenario is None:
                 task.scenario = self.id
             elif task.scenario != self.id:
-                raise ValueError(f"task {task.id!r} names scenario {task.scenario!r}, but sits in {self.id!r}")
+                raise inconsistent(f"task {task.id!r} names scenario {task.scenario!r}, but sits in {self.id!r}")
         return self
 
     def tool(self, name: str) -> Tool | None:

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
+from ._errors import inconsistent
 from ._rubric import Rubric
 
 TASK_ID = r"^[a-z0-9][a-z0-9\-_./]*$"
@@ -56,5 +57,5 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _something_to_judge(self) -> Task:
         if not self.rubric.items and not self.verification_plan:
-            raise ValueError("a task needs rubric items, a verification_plan, or both")
+            raise inconsistent("a task needs rubric items, a verification_plan, or both")
         return self
