@@ -98,3 +98,10 @@ async def test_result_rows_count_the_faults_planned_and_met(provider: ScriptedPr
     (row,) = wide.rows
     assert row.fault_window == 7 and row.faults_planned == 1
     assert row.faults_met == len(row.faults_injected) and row.too_short_for_faults == (row.faults_met == 0)
+
+
+async def test_the_harness_outage_policy_needs_the_occubench_protocol(tmp_path: Path):
+    from occusim.analysis import RunError
+
+    with pytest.raises(RunError, match="--outage-policy harness .* needs --protocol occubench"):
+        await run_batch(config(outage_policy="harness"), tmp_path / "run", show_progress=False)
