@@ -6,17 +6,9 @@ from ._errors import INCONSISTENT, ScenarioError, ScenarioErrors, UnknownTaskErr
 from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
 from ._json_input import MAX_JSON_DEPTH, TEXT_PATTERN, JsonInputError, check_json, json_problems
 from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
-from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
-from ._occubench import load_occubench
-from ._occubench_harness import (
-    RAW_ARGUMENTS_META,
-    HarnessError,
-    HarnessPrompts,
-    ProtocolName,
-    harness_source,
-    load_harness,
-    occubench_config,
-)
+from ._mcp_names import RAW_ARGUMENTS_META, SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
+from ._occubench import OCCUBENCH_PREFIX, load_occubench
+from ._occusim_error import OccusimError
 from ._parse import parse_scenario
 from ._rubric import (
     CompareCheck,
@@ -53,6 +45,7 @@ from ._trajectory import (
     FaultMode,
     FaultSettings,
     InjectedFault,
+    ProtocolName,
     SimulationMode,
     StepRecord,
     Usage,
@@ -76,8 +69,6 @@ __all__ = [
     "FaultMode",
     "FaultSettings",
     "FlagKind",
-    "HarnessError",
-    "HarnessPrompts",
     "InjectedFault",
     "JsonInputError",
     "INCONSISTENT",
@@ -122,15 +113,14 @@ __all__ = [
     "check_json",
     "describe_type",
     "format_location",
-    "harness_source",
-    "load_harness",
-    "occubench_config",
     "json_problems",
     "dump_scenario",
     "bundled_may_match",
     "load_catalog",
     "local_validator",
     "load_occubench",
+    "OCCUBENCH_PREFIX",
+    "OccusimError",
     "load_scenario_file",
     "load_source",
     "merge_patch",

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ._errors import format_location
+from ._occusim_error import OccusimError
 
 MAX_JSON_DEPTH = 64
 # Longer integers cannot be written as text by Python (its 4300-digit limit) and no scenario needs them.
@@ -22,7 +23,7 @@ _BAD_TEXT = re.compile("[\ud800-\udfff\x00]")
 TEXT_PATTERN = "^[^\\x00]*$"
 
 
-class JsonInputError(ValueError):
+class JsonInputError(OccusimError, ValueError):
     """A value that cannot be accepted, with every problem as a (JSON path, message) pair."""
 
     def __init__(self, what: str, problems: list[tuple[str, str]]) -> None:

@@ -4,27 +4,22 @@ from ._agreement import Agreement, agreement, cohens_kappa
 from ._calibration import disagreement_exemplars, episode_excerpt, without_exemplars
 from ._errors import JudgeError, JudgeModelError
 from ._json_values import json_equal
-from ._judge import MAX_VOTES, judge
+from ._judge import MAX_VOTES, VERIFICATION_PLAN_ID, judge
 from ._labels import LabelComparison, LabeledEpisode, agreement_by_group, compare_labels, read_labels
-from ._occubench_verifier import (
-    HARNESS_ATTEMPTS,
-    OUTAGE_VOTE,
-    occubench_action,
-    trajectory_from_messages,
-    trajectory_from_record,
-    verify_occubench,
-)
-from ._prompt import PROMPT_VERSION
+from ._prompt import PROMPT_VERSION, JudgedCheck
 from ._scoring import check_item, score_items
 from ._service import JUDGE_PATH, JudgeRequest, judge_app, judge_router
 from ._settings import MAX_REASKS, JudgeSettings, NoUsableVote
 from ._state_check import check_state
 from ._tool_call_check import check_tool_call, counts_as_call
 from ._verdict import CheckVerdict, ItemVerdict, Verdict, Vote
-from ._voting import vote_seed
+from ._voting import tally, vote_seed
 
 __all__ = [
     "JUDGE_PATH",
+    "VERIFICATION_PLAN_ID",
+    "JudgedCheck",
+    "tally",
     "MAX_REASKS",
     "MAX_VOTES",
     "PROMPT_VERSION",
@@ -54,14 +49,8 @@ __all__ = [
     "judge_app",
     "judge_router",
     "json_equal",
-    "occubench_action",
-    "HARNESS_ATTEMPTS",
-    "OUTAGE_VOTE",
     "read_labels",
     "score_items",
-    "trajectory_from_messages",
-    "trajectory_from_record",
-    "verify_occubench",
     "without_exemplars",
     "vote_seed",
 ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from occusim.environments import JsonInputError, ToolErrorType, Usage
+from occusim.environments import JsonInputError, OccusimError, ToolErrorType, Usage
 
 
-class EpisodeError(Exception):
+class EpisodeError(OccusimError):
     """Base of every error an episode reports; `str(error)` is a message the caller can act on.
 
     `error_type` is the type of the tool error an agent reads in its place.
@@ -133,7 +133,7 @@ class StepConflictError(EpisodeError):
         )
 
 
-class StoreError(Exception):
+class StoreError(OccusimError):
     """The episode store cannot be used as it is; the message says which store and what to do."""
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from occusim.environments import (
     MAX_JSON_DEPTH,
+    OccusimError,
     ProtocolName,
     YamlLoadError,
     format_location,
@@ -34,11 +35,11 @@ from ._auth import fingerprint
 LOOPBACK_NAMES = ("localhost",)
 
 
-class ConfigError(Exception):
+class ConfigError(OccusimError):
     """A setting that cannot work; the message names the setting and how to fix it."""
 
 
-class ModelNotAllowedError(Exception):
+class ModelNotAllowedError(OccusimError):
     """A request named a world model the operator does not offer."""
 
     def __init__(self, requested: str, offered: list[str]) -> None:

@@ -10,10 +10,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from occusim.environments import OccusimError
+
 SOCKET_SECONDS = 30.0
 
 
-class CountersUnavailableError(Exception):
+class CountersUnavailableError(OccusimError):
     """Redis could not be reached or answered with an error; the message says which and why."""
 
 

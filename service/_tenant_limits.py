@@ -11,6 +11,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping
 
+from occusim.environments import OccusimError
 from occusim.server import Store
 
 from ._api_models import TenantLimits, TenantUsage
@@ -26,7 +27,7 @@ OPEN_EPISODES_RETRY_SECONDS = 30
 OPENING_SECONDS = 60.0
 
 
-class TenantLimitError(Exception):
+class TenantLimitError(OccusimError):
     """A tenant reached one of its limits: answered 429 with `retry_after` seconds."""
 
     def __init__(self, kind: str, message: str, retry_after: float) -> None:

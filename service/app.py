@@ -14,17 +14,10 @@ from fastapi import APIRouter, Depends, FastAPI
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.middleware import Middleware
 
-from occusim.environments import (
-    Catalog,
-    HarnessError,
-    HarnessPrompts,
-    harness_source,
-    load_catalog,
-    load_harness,
-)
+from occusim.environments import Catalog, load_catalog
 from occusim.judge import judge_router
 from occusim.rest import error_responses, rest_app
-from occusim.server import BackgroundJudging, EpisodeService, Store, judge_hook, occubench_judge_hook
+from occusim.server import NATIVE, BackgroundJudging, EpisodeService, SimulationProtocol, Store
 
 from ._auth import ApiKeys, EpisodeTokens
 from ._config import ConfigError, ServiceSettings
@@ -43,28 +36,30 @@ log = logging.getLogger("occusim.server")
 
 
 def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None,
-               counters: Counters | None = None) -> FastAPI:
+               counters: Counters | None = None, protocol: SimulationProtocol = NATIVE) -> FastAPI:
     """Build the service. Raises ConfigError for unsafe settings (auth off beyond loopback, no keys).
+
+    `protocol` is the one `settings.protocol` names, loaded by the caller (`occusim serve` loads it with
+    `load_protocol`); a ConfigError says when they differ.
 
     `catalog` defaults to the bundled catalog plus `settings.sources`; `store` to `Store(settings.db)`,
     which the app then opens and closes with its lifespan (a store passed in is initialised, not closed);
     `counters` (tenant usage, ended MCP sessions) to Redis at `settings.redis`, else this process's memory.
     """
     settings.check_exposure()
+    if protocol.name != settings.protocol:
+        raise ConfigError(f"the settings name the {settings.protocol} protocol but the app was given the "
+                          f"{protocol.name} one; load it with occusim.clients.load_protocol")
     catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
     owns_store = store is None
     store = store if store is not None else Store(settings.db, schema=settings.db_schema,
                                                   pool_size=settings.db_pool_size,
                                                   max_overflow=settings.db_max_overflow)
-    harness = _harness(settings)
     owns_counters = counters is None
     counters = counters if counters is not None else counters_for(settings.redis, prefix=settings.redis_prefix)
     limits = TenantLimiter(counters, store, defaults=settings.limits, tenants=settings.tenant_limits)
-    hook = (
-        occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
-        else judge_hook(settings.judge_model)
-    )
-    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
+    hook = protocol.judge_hook(settings.judge_model, catalog)
+    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, protocol=protocol,
                              max_argument_depth=settings.max_argument_depth,
                              call_deadline=settings.tool_call_timeout,
                              max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend)
@@ -116,16 +111,6 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     # The episode viewer's HTML pages (not part of the API document).
     app.router.routes.append(viewer_mount(viewer))
     return app
-
-
-def _harness(settings: ServiceSettings) -> HarnessPrompts | None:
-    """OccuBench's harness under the occubench protocol; a ConfigError names what is missing."""
-    if settings.protocol != "occubench":
-        return None
-    try:
-        return load_harness(harness_source(settings.sources))
-    except HarnessError as error:
-        raise ConfigError(str(error)) from None
 
 
 async def _expire_idle(hosted: Hosted) -> None:

@@ -17,6 +17,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Lifespan
 
+from occusim.environments import OccusimError
+
 from ._models import EpisodeSource
 from ._render import STATIC, render_episode, render_index
 
@@ -33,7 +35,7 @@ PAGE_HEADERS = {
 }
 
 
-class AccessDenied(Exception):
+class AccessDenied(OccusimError):
     """The request may not see these pages (or this episode); answered as a plain-text error."""
 
     def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None) -> None:

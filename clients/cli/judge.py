@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from occusim.environments import Catalog, EpisodeRecord
-    from occusim.judge import JudgeSettings, Verdict
+    from occusim.judge import CheckVerdict, JudgeSettings, Verdict
 
 DESCRIPTION = """\
 Judge one episode against its task's rubric and verification plan. The argument is either a trajectory
@@ -240,7 +240,7 @@ def _mark(passed: bool | None) -> str:
     return {True: "pass", False: "FAIL", None: "not judged"}[passed]
 
 
-def _votes(check) -> str:
+def _votes(check: CheckVerdict) -> str:
     if not check.votes:
         return ""
     ayes = sum(1 for v in check.votes if v.passed is True)

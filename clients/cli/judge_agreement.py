@@ -12,7 +12,7 @@ from .judge import add_judge_options, apply_cache_option, expected_failures, jud
 
 if TYPE_CHECKING:
     from occusim.environments import Catalog, Task
-    from occusim.judge import LabelComparison, LabeledEpisode
+    from occusim.judge import Agreement, LabelComparison, LabeledEpisode
 
 DESCRIPTION = """\
 Judge every labelled episode of LABELS.jsonl and compare the judge's verdicts with the expert's.
@@ -148,7 +148,8 @@ async def _compare_all(
     return [comparison for result in results for comparison in result]
 
 
-def _as_json(groups, disagreements, undecided: int, episodes: int) -> dict:
+def _as_json(groups: dict[str, Agreement], disagreements: list[LabelComparison], undecided: int,
+             episodes: int) -> dict:
     return {
         "episodes": episodes,
         "undecided": undecided,
@@ -168,7 +169,7 @@ def _as_json(groups, disagreements, undecided: int, episodes: int) -> dict:
     }
 
 
-def _groups_json(groups) -> dict:
+def _groups_json(groups: dict[str, Agreement]) -> dict:
     return {
         name: {
             "labels": a.total,
@@ -183,7 +184,8 @@ def _groups_json(groups) -> dict:
     }
 
 
-def _print_tables(groups, disagreements, undecided: int, episodes: int, baseline) -> None:
+def _print_tables(groups: dict[str, Agreement], disagreements: list[LabelComparison], undecided: int,
+                  episodes: int, baseline: dict[str, Agreement]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -193,7 +195,9 @@ def _print_tables(groups, disagreements, undecided: int, episodes: int, baseline
         effect.add_column(column, justify="left" if column == "labels" else "right")
     for name in dict.fromkeys([*baseline, *groups]):
         before, after = baseline.get(name), groups.get(name)
-        effect.add_row(name, str((after or before).total), *_figures(before), *_figures(after))
+        counted = after if after is not None else before
+        assert counted is not None  # the name is one of either run's groups
+        effect.add_row(name, str(counted.total), *_figures(before), *_figures(after))
     console.print(effect)
     table = Table(title=f"judge (with exemplars) vs expert on {episodes} episodes")
     for column in (
@@ -226,12 +230,13 @@ def _print_tables(groups, disagreements, undecided: int, episodes: int, baseline
         for column in ("line", "episode", "label", "judge", "expert", "judge's reason"):
             listing.add_column(column, overflow="fold")
         for c in disagreements:
-            verdicts = {True: "pass", False: "fail"}
-            listing.add_row(str(c.line), c.episode_id, c.key, verdicts[c.judge], verdicts[c.expert], c.reason)
+            # A disagreement has the judge's verdict (undecided labels are counted apart).
+            listing.add_row(str(c.line), c.episode_id, c.key, "pass" if c.judge else "fail",
+                            "pass" if c.expert else "fail", c.reason)
         console.print(listing)
 
 
-def _figures(a) -> tuple[str, str]:
+def _figures(a: Agreement | None) -> tuple[str, str]:
     if a is None or a.agreement is None:
         return "-", "-"
     return f"{a.agreement:.1%}", "undefined" if a.kappa is None else f"{a.kappa:.3f}"

@@ -117,8 +117,6 @@ async def run(args: argparse.Namespace) -> int:
     if args.http and stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
         return _usage(f"{flags} apply to a stdio episode; over HTTP each POST /v1/episodes chooses them")
-    if args.protocol == "occubench" and args.mode:
-        return _usage("--mode applies to the native protocol; --protocol occubench has OccuBench's own world model")
     if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host
                           or args.redis or _limit_flags(args)):
         return _usage("--host, --port, --config, --no-auth, --allowed-host, --redis and the --max-* limits need --http")
@@ -149,21 +147,13 @@ def load_scripted_models(spec: str) -> None:
 
 
 async def _serve_stdio(args: argparse.Namespace) -> int:
-    from occusim.environments import (
-        FaultSettings,
-        HarnessError,
-        ScenarioErrors,
-        UnknownTaskError,
-        harness_source,
-        load_harness,
-    )
+    from occusim.clients import load_protocol
+    from occusim.environments import FaultSettings, OccusimError, ScenarioErrors, UnknownTaskError
     from occusim.server import (
         EpisodeError,
         EpisodeService,
         Store,
         StoreUnavailableError,
-        judge_hook,
-        occubench_judge_hook,
         serve_stdio,
     )
     from occusim.service import default_store_url
@@ -180,14 +170,14 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         **{name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
                                            ("window", args.fault_window), ("seed", args.seed)) if value is not None},
     )
-    harness = None
-    judge = judge_hook(args.judge_model)
-    if args.protocol == "occubench":
-        try:
-            harness = load_harness(harness_source(args.source))
-        except HarnessError as error:
-            return _usage(str(error))
-        judge = occubench_judge_hook(args.judge_model, harness, catalog.origins)
+    try:
+        protocol = load_protocol(args.protocol or "native", args.source)
+    except OccusimError as error:
+        return _usage(error.user_message())
+    mode = protocol.episode_mode(args.mode)
+    if args.mode and mode != args.mode:
+        return _usage(f"--mode applies to the native protocol; --protocol {protocol.name} simulates in its own "
+                      f"{mode} mode")
     store = Store(args.db or default_store_url())
     try:
         await store.init()
@@ -196,10 +186,11 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         return _usage(str(error))
     start_importing_litellm()
     try:
-        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness,
+        service = EpisodeService(catalog, store, world_model=args.world_model, protocol=protocol,
+                                 judge=protocol.judge_hook(args.judge_model, catalog),
                                  **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}))
         try:
-            record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or service.default_mode,
+            record = await serve_stdio(service, args.task_id, faults=faults, mode=mode,
                                        episode_id=args.episode_id)
         except EpisodeError as error:
             return _usage(str(error))
@@ -213,7 +204,8 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
 async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from occusim.environments import ScenarioErrors
+    from occusim.clients import load_protocol
+    from occusim.environments import OccusimError, ScenarioErrors
     from occusim.server import Store, StoreUnavailableError
     from occusim.service import ConfigError, create_app, load_settings
 
@@ -229,8 +221,8 @@ async def _serve_http(args: argparse.Namespace) -> int:
             "allowed_hosts": [*settings.allowed_hosts, *args.allowed_host],
             "limits": _limits_with_flags(settings.limits, args),
         })
-        app = create_app(settings)
-    except ConfigError as error:
+        app = create_app(settings, protocol=load_protocol(settings.protocol, settings.sources))
+    except (ConfigError, OccusimError) as error:
         return _usage(str(error))
     except ScenarioErrors as error:
         return report_catalog_problems("serve", error.errors)

@@ -14,7 +14,7 @@ import pytest
 from datasets import load_dataset
 
 from occusim.analysis import RunDir, compute_metrics, load_rows
-from occusim.clients._batch import is_simulator_error, is_world_model_outage
+from occusim.clients._episode_runner import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
 from occusim.environments import FaultSettings, StepRecord, load_catalog
 from occusim.llm import scripted_model

@@ -32,7 +32,7 @@ from recording_openai import (
 )
 
 from occusim.analysis import load_rows
-from occusim.environments import load_harness
+from occusim.occubench import load_harness
 from tests.helpers import occubench_sample_path
 
 SAMPLE = occubench_sample_path()

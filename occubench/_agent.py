@@ -8,11 +8,12 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 
-from occusim.environments import RAW_ARGUMENTS_META, HarnessPrompts, Usage
-from occusim.judge import HARNESS_ATTEMPTS
+from occusim.clients import AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
+from occusim.environments import RAW_ARGUMENTS_META, SUBMIT_TOOL, Usage
 from occusim.llm import LLMError, ModelConfig, RetryPolicy, UsageLedger, complete, derived_seed
 
-from ._conversation import SUBMIT_TOOL, AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
+from ._harness import HarnessPrompts
+from ._verifier import HARNESS_ATTEMPTS
 
 
 class OccubenchAgent:

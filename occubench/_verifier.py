@@ -8,14 +8,19 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from occusim.environments import EpisodeRecord, HarnessPrompts, Task, Usage
+from occusim.environments import EpisodeRecord, Task, Usage
+from occusim.judge import (
+    VERIFICATION_PLAN_ID,
+    ItemVerdict,
+    JudgedCheck,
+    JudgeModelError,
+    Verdict,
+    Vote,
+    tally,
+)
 from occusim.llm import LLMError, LLMOutputError, ModelConfig, RetryPolicy, complete, derived_seed, sum_usage
 
-from ._errors import JudgeModelError
-from ._judge import VERIFICATION_PLAN_ID
-from ._prompt import JudgedCheck
-from ._verdict import ItemVerdict, Verdict, Vote
-from ._voting import tally
+from ._harness import HarnessPrompts
 
 # OccuBench's harness sends each request through an OpenAI client with its default of 2 retries.
 HARNESS_ATTEMPTS = 3

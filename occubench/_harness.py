@@ -12,22 +12,18 @@ import string
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ._loader import OCCUBENCH_PREFIX
+from occusim.environments import OCCUBENCH_PREFIX, OccusimError
 
 HARNESS_PACKAGE = "occubench"
 HARNESS_FILES = ("agent.py", "lwm.py", "fault_injection.py", "verifier.py", "evaluate.py")
 PROMPT_FAULT_MODES = ("E1", "E2", "E3")
-# The MCP `_meta` key under which an agent sends a tool call's arguments as its own JSON string.
-RAW_ARGUMENTS_META = "occusim/raw_arguments"
-# How an episode is run: occusim's own agent, world model and judge, or OccuBench's harness replicated.
-ProtocolName = Literal["native", "occubench"]
 
 
-class HarnessError(Exception):
+class HarnessError(OccusimError):
     """The OccuBench harness is missing or not in a shape occusim understands; the message says which file."""
 
 

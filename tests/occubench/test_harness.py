@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from occusim.environments import HarnessError, load_harness
+from occusim.occubench import HarnessError, load_harness
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = (REPO / ".." / "shared" / "occubench" / "occubench").resolve()
