@@ -22,6 +22,7 @@ from ._protocols import PROTOCOLS as PROTOCOLS
 from ._protocols import load_protocol as load_protocol
 from ._replay_agent import REPLAY_AGENT as REPLAY_AGENT
 from ._replay_agent import ReplayAgent as ReplayAgent
+from ._run_protocol import OutagePolicy as OutagePolicy
 from ._run_protocol import RunProtocol as RunProtocol
 from ._run_provenance import current_provenance as current_provenance
 from ._simcheck import CheckedStep as CheckedStep

@@ -31,7 +31,7 @@ class Scorer:
         task = catalog.task(combo.task_id)
         verdict = await self.selection.protocol.judge_run(
             task, catalog.scenario_of(task), played.record, played.run, catalog=catalog, model=self.model,
-            votes=config.judge_votes, seed=config.trial_seed(combo.trial),
+            votes=config.judge_votes, seed=config.trial_seed(combo.trial), outage_policy=config.outage_policy,
         )
         spent.add("judge", verdict.usage)
         await self.store.save_judgment(played.record.id, verdict)
@@ -45,7 +45,7 @@ class Scorer:
         scenario = self.selection.catalog.scenario_of(task)
         steps = record.steps if record is not None else []
         scored = verdict if verdict is not None and not verdict.unjudged else None
-        faults = protocol.fault_tally(fault_settings(config, combo), task.id, steps)
+        faults = protocol.fault_tally(fault_settings(config, combo), task, steps)
         return ResultRow(
             task_id=task.id, scenario_id=scenario.id, category=scenario.category, difficulty=task.difficulty,
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
@@ -61,6 +61,9 @@ class Scorer:
             flagged_steps=[StepFlags(step=step.index, tool=step.tool, flags=step.flags) for step in steps if step.flags],
             faults_planned=faults.planned if faults else 0, faults_met=faults.met if faults else 0,
             too_short_for_faults=record is not None and faults is not None and faults.too_short,
+            outage=protocol.outage(run, verdict),
+            faults_not_applicable=record is not None and faults is not None and faults.not_applicable,
+            fault_window=faults.window if faults else None,
             agent_ended=run.ended if run else None, final_answer=run.final_answer if run else None,
             messages=run.messages if run else [], tools=run.tools if run else [], duration_s=round(duration, 3),
         )

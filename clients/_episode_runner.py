@@ -88,7 +88,7 @@ def describe(error: BaseException) -> str:
 def fault_settings(config: RunConfig, combo: Combination) -> FaultSettings:
     """The faults of one combination; their seed is the trial's, which the world model is sent too."""
     return FaultSettings(mode=combo.fault_mode, count=config.fault_count, duration=config.fault_duration,
-                         seed=config.trial_seed(combo.trial))
+                         seed=config.trial_seed(combo.trial), window=config.fault_window)
 
 
 class EpisodeRunner:

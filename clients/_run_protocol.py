@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from occusim.analysis import AuditCoverage, Provenance, RunConfig
 from occusim.environments import Catalog, EpisodeRecord, FaultSettings, Scenario, StepRecord, Task
@@ -13,6 +13,10 @@ from occusim.server import FaultTally, SimulationProtocol
 
 from ._agent import Agent
 from ._conversation import AgentRun
+
+# How a run treats a provider that stays down: an infra_error (retried, never scored), or as the protocol's
+# own harness scores it.
+OutagePolicy = Literal["infra", "harness"]
 
 
 @runtime_checkable
@@ -36,11 +40,16 @@ class RunProtocol(SimulationProtocol, Protocol):
         ...
 
     async def judge_run(self, task: Task, scenario: Scenario, record: EpisodeRecord, run: AgentRun, *,
-                        catalog: Catalog, model: ModelConfig, votes: int, seed: int) -> Verdict:
+                        catalog: Catalog, model: ModelConfig, votes: int, seed: int,
+                        outage_policy: OutagePolicy = "infra") -> Verdict:
         """Score one finished episode, from its record or from the agent's conversation."""
         ...
 
-    def fault_tally(self, settings: FaultSettings, task_id: str, steps: Sequence[StepRecord]) -> FaultTally | None:
+    def outage(self, run: AgentRun | None, verdict: Verdict | None) -> str | None:
+        """What provider failed in an episode scored despite it (--outage-policy harness); None when nothing did."""
+        ...
+
+    def fault_tally(self, settings: FaultSettings, task: Task, steps: Sequence[StepRecord]) -> FaultTally | None:
         """The faults the server planned for the episode and met; None where it plans none."""
         ...
 

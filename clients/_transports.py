@@ -98,6 +98,7 @@ class StdioTransport:
             sys.executable, "-m", "occusim", "serve", task.id, "--db", self.db, "--world-model", self.world_model,
             "--faults", faults.mode, "--fault-count", str(faults.count), "--fault-duration", str(faults.duration),
             "--seed", str(faults.seed), "--episode-id", episode_id, "--log-level", "warning",
+            *(["--fault-window", str(faults.window)] if faults.window is not None else []),
         ]
         command += self.protocol.serve_arguments(self.mode)
         for source in self.sources:
@@ -178,7 +179,7 @@ class HttpTransport:
             raise RuntimeError("HttpTransport.start() was not awaited")
         request = CreateEpisodeRequest(
             task_id=task.id, world_model=self.world_model, faults=faults.mode, fault_count=faults.count,
-            fault_duration=faults.duration, seed=faults.seed, mode=self.mode,
+            fault_duration=faults.duration, fault_window=faults.window, seed=faults.seed, mode=self.mode,
         )
         created = _created(await self._http.post("/v1/episodes", json=request.model_dump(mode="json")))
         async with connect(created.mcp_url, token=created.token, read_timeout_seconds=self.read_timeout) as client:

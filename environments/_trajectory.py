@@ -28,6 +28,10 @@ class FaultSettings(BaseModel):
     count: int = Field(default=2, ge=0, le=100)
     duration: int = Field(default=2, ge=1, le=100, description="Consecutive calls each fault lasts.")
     seed: int = 0
+    window: int | None = Field(
+        default=None, ge=1, le=500,
+        description="Calls over which the faults are spread; default the task's expected length (see docs/metrics.md).",
+    )
 
 
 class InjectedFault(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from occusim.analysis import Provenance, RunConfig, RunError
-from occusim.clients import Agent, AgentRun
+from occusim.clients import Agent, AgentRun, OutagePolicy
 from occusim.environments import (
     Catalog,
     EpisodeRecord,
@@ -38,7 +38,13 @@ from occusim.server import (
 
 from ._agent import OccubenchAgent
 from ._harness import HarnessPrompts, harness_source, load_harness, occubench_config
-from ._verifier import occubench_action, trajectory_from_messages, trajectory_from_record, verify_occubench
+from ._verifier import (
+    OUTAGE_VOTE,
+    occubench_action,
+    trajectory_from_messages,
+    trajectory_from_record,
+    verify_occubench,
+)
 from ._world import occubench_messages, occubench_system_prompt, simulate_occubench
 
 MODE: SimulationMode = "occubench"
@@ -151,21 +157,32 @@ class OccubenchProtocol:
 
     def agent(self, model: ModelConfig, task: Task, config: RunConfig) -> Agent:
         return OccubenchAgent(model, self.harness, scenario_name=task.title, instruction=task.instruction,
-                              timeout=config.episode_timeout)
+                              timeout=config.episode_timeout, stop_on_outage=config.outage_policy == "harness")
 
     def max_turns(self, task: Task, config: RunConfig) -> int | None:
         # The harness's own turn limit applies unless one is set.
         return config.agent_max_turns or None
 
     async def judge_run(self, task: Task, scenario: Scenario, record: EpisodeRecord, run: AgentRun, *,
-                        catalog: Catalog, model: ModelConfig, votes: int, seed: int) -> Verdict:
-        """OccuBench's verifier, from the agent's conversation (as its harness logs it)."""
+                        catalog: Catalog, model: ModelConfig, votes: int, seed: int,
+                        outage_policy: OutagePolicy = "infra") -> Verdict:
+        """OccuBench's verifier, from the agent's conversation (as its harness logs it); under the harness
+        outage policy a vote whose provider stays down counts False, as the harness counts it."""
         return await verify_occubench(
             self.harness, task, occubench_config(catalog.origins[scenario.id]),
             trajectory_from_messages(self.harness, run.messages), record_id=record.id, model=model, seed=seed,
+            outages_fail=outage_policy == "harness",
         )
 
-    def fault_tally(self, settings: FaultSettings, task_id: str, steps: Sequence[StepRecord]) -> FaultTally | None:
+    def outage(self, run: AgentRun | None, verdict: Verdict | None) -> str | None:
+        """What failed in an episode scored as OccuBench's harness scores outages; None when nothing did."""
+        failed = [vote for item in (verdict.items if verdict else []) for check in item.checks
+                  for vote in check.votes if vote.reason == OUTAGE_VOTE]
+        reasons = ([run.outage] if run is not None and run.outage else []) + (
+            [f"verifier outage: {len(failed)} vote(s) counted as False"] if failed else [])
+        return "; ".join(reasons) or None
+
+    def fault_tally(self, settings: FaultSettings, task: Task, steps: Sequence[StepRecord]) -> FaultTally | None:
         # The world model injects the faults from its prompt: the server plans none.
         return None
 

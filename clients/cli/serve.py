@@ -55,7 +55,7 @@ examples:
       --redis redis://cache:6379/0 --max-open-episodes 50 --max-tool-calls-per-minute 600 --max-cost-per-day 20
 """
 
-STDIO_ONLY = ("faults", "fault_count", "fault_duration", "seed", "mode", "episode_id")
+STDIO_ONLY = ("faults", "fault_count", "fault_duration", "fault_window", "seed", "mode", "episode_id")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="E0 clean (default), E1 explicit errors, E2 implicit degradation, E3 mixed, prompt")
     stdio.add_argument("--fault-count", type=int, metavar="N", help="how many faults (default 2)")
     stdio.add_argument("--fault-duration", type=int, metavar="N", help="consecutive calls per fault (default 2)")
+    stdio.add_argument("--fault-window", type=int, metavar="N",
+                       help="calls over which the faults are spread (default: the task's expected length)")
     stdio.add_argument("--seed", type=int, metavar="S", help="seed of the faults and the world model's requests (default 0)")
     stdio.add_argument("--mode", choices=["tracked", "history"], help="simulation mode (default tracked)")
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
@@ -175,7 +177,7 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
     faults = FaultSettings(
         mode=args.faults or "E0",
         **{name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
-                                           ("seed", args.seed)) if value is not None},
+                                           ("window", args.fault_window), ("seed", args.seed)) if value is not None},
     )
     try:
         protocol = load_protocol(args.protocol or "native", args.source)
