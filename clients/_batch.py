@@ -23,6 +23,7 @@ from occusim.environments import (
     StepRecord,
     Task,
     ToolErrorType,
+    UnknownTaskError,
     Usage,
     add_exemplars,
     bundled_may_match,
@@ -47,6 +48,7 @@ from ._process_executor import ProcessExecutor
 from ._provenance import Provenance, current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
 from ._results import AuditCoverage, Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError, StepFlags
+from ._setup_errors import configuration_setting, world_model_setup_error
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 from ._worker_spec import WorkerSpec, forwarded_environment
 
@@ -74,6 +76,8 @@ class BatchSummary:
     # Combinations left unscheduled because --max-cost was reached (a later run picks them up).
     unscheduled: int = 0
     spent_usd: float | None = None
+    # The row of the first configuration error, which stopped the run (its setting says what to fix).
+    stopped_by: ResultRow | None = None
 
 
 @dataclass
@@ -159,7 +163,10 @@ class BatchRunner:
         self.catalog = catalog
         if config.exemplars:
             add_exemplars(catalog, config.exemplars)
-        tasks = catalog.select(config.tasks)
+        try:
+            tasks = catalog.select_each(config.tasks)
+        except UnknownTaskError as error:
+            raise RunError(f"--tasks: {error}") from None
         if not tasks:
             raise RunError(f"no task matches {config.tasks!r}; see `occusim list` for task, scenario and category ids")
         if self._agent_model is None:
@@ -204,6 +211,7 @@ class BatchRunner:
                 await self._execute(plan)
             summary.new_rows = plan.rows
             summary.unscheduled = plan.unscheduled
+            summary.stopped_by = plan.stopped_by
             summary.spent_usd = budget.spent if budget is not None else None
         summary.ran = len(summary.new_rows)
         summary.rows = self.folder.latest_rows()
@@ -290,6 +298,12 @@ class BatchRunner:
                     return await self._episode(combo, attempt, spent, started)
             except Exception as failure:  # classified below: infrastructure is retried, anything else is not
                 error = failure
+                setting = configuration_setting(failure)
+                if setting is not None:  # retrying cannot help, and the run stops here
+                    log.error("episode %s/%s/trial %d: %s", *combo.key, describe(failure))
+                    return self._row(combo, status="infra_error", error=describe(failure), attempts=attempt,
+                                     usage=spent.by_role, duration=time.perf_counter() - started,
+                                     configuration_error=setting)
                 if not infra_failure(failure):
                     log.exception("episode %s/%s/trial %d failed unexpectedly", *combo.key)
                     break
@@ -337,6 +351,9 @@ class BatchRunner:
         spent.add("world_model", world_usage)
         outages = [step for step in record.steps if is_world_model_outage(step)]
         if outages:
+            setup = world_model_setup_error(outages[0].error, config.world_model)
+            if setup is not None:
+                raise setup
             raise InfraError(f"world model outage at step {outages[0].index}: {outages[0].error}")
         if record.status == "open":
             raise InfraError(f"episode {record.id} was never submitted (the agent stopped: {run and run.ended})")
@@ -360,7 +377,7 @@ class BatchRunner:
 
     def _row(self, combo: Combination, *, status: RowStatus, attempts: int, usage: dict[str, Usage], duration: float,
              error: str | None = None, record: EpisodeRecord | None = None, run: AgentRun | None = None,
-             verdict: Verdict | None = None) -> ResultRow:
+             verdict: Verdict | None = None, configuration_error: str | None = None) -> ResultRow:
         assert self.catalog is not None
         config = self.config
         task = self.catalog.task(combo.task_id)
@@ -374,7 +391,7 @@ class BatchRunner:
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
             trial=combo.trial, seed=config.trial_seed(combo.trial), agent_model=config.agent_model,
             world_model=config.world_model, judge_model=config.judge_model, transport=config.transport,
-            status=status, error=error, attempts=attempts, episode_id=record.id if record else None,
+            status=status, error=error, configuration_error=configuration_error, attempts=attempts, episode_id=record.id if record else None,
             score=scored.score if scored else None, passed=bool(scored.passed) if scored else None,
             verdict=verdict, **_judge_counts(verdict),
             usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},

@@ -235,7 +235,7 @@ def test_judge_outage_is_an_infra_error(tmp_path: Path, monkeypatch: pytest.Monk
                      judge=scripted_model(down), tasks=TASK_A, faults="E0", trials=1,
                      extra=("--infra-retries", "0"))
 
-    assert status == 0
+    assert status == 3  # nothing was measured
     (row,) = load_rows(out)[1]
     assert row.status == "infra_error" and "JudgeModelError" in row.error
     assert compute_metrics([row]).completion.total == 0
