@@ -12,6 +12,7 @@ from occusim.viewer import EpisodeDetail, EpisodeEntry, step_flags
 
 from ._episodes import EPISODE_ID
 from ._errors import EpisodeNotFoundError
+from ._faults import fault_tally
 from ._store import Store
 from ._store_records import EpisodeSummary, Judgment
 
@@ -59,7 +60,11 @@ class StoreEpisodes:
         entry = self._entry(record, judgment)
         entry.faults = [step.fault.label for step in record.steps if step.fault is not None]
         entry.flags = sorted({flag["kind"] for step in record.steps for flag in step_flags(step)})
-        return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note)
+        tally = fault_tally(record.faults, record.task_id, record.steps)
+        entry.faults_planned, entry.faults_met = tally.planned, tally.met
+        task = self.catalog.tasks.get(record.task_id) if self.catalog is not None else None
+        return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note,
+                             instruction=task.instruction if task is not None else None)
 
     async def _record(self, episode_id: str) -> EpisodeRecord | None:
         if not EPISODE_ID.fullmatch(episode_id):
