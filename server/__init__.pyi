@@ -12,7 +12,7 @@ from ._api_models import (
 )
 from ._audit import audit_step, patch_flags
 from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
-from ._config import ConfigError, ServiceSettings, default_store_url, is_loopback, load_settings
+from ._config import ConfigError, ServiceSettings, data_dir, default_store_url, is_loopback, load_settings
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._episode import Episode, JudgeHook, StepOutcome
 from ._episodes import EpisodeService
@@ -65,6 +65,7 @@ __all__ = [
     "TenantUsage",
     "build_mcp_server",
     "create_app",
+    "data_dir",
     "default_store_url",
     "is_loopback",
     "judge_hook",
