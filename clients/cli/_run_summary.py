@@ -26,7 +26,8 @@ def print_summary(summary: BatchSummary) -> int:
     for mode, mode_rate in metrics.by_fault_mode.items():
         print(f"  {mode}: {mode_rate.passed}/{mode_rate.total}")
     robustness = metrics.robustness
-    print(f"  robustness: {'undefined' if robustness.value is None else f'{robustness.value:.3f}'} ({robustness.note})")
+    print(f"  robustness: {robustness.note}" if robustness.value is None
+          else f"  robustness: {robustness.value:.3f} ({robustness.note})")
     if summary.spent_usd is not None:
         print(f"  spent: ${summary.spent_usd:.4f} of --max-cost ${config.max_cost:g}")
     if summary.stopped_by is not None:
