@@ -16,7 +16,9 @@ import json
 import sys
 from typing import Any
 
-from occusim.testing import chat_reply, schema_arguments
+import _checkout  # noqa: F401
+
+from tests.helpers import chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 

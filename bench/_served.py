@@ -1,6 +1,6 @@
 """The hosted service in a subprocess for the HTTP benchmarks: the triage test scenario, a scripted world model.
 
-The scenario and the scripted models come from occusim.testing; the server process registers them through
+The scenario and the scripted models come from tests.helpers; the server process registers them through
 OCCUSIM_SCRIPTED_MODELS, exactly as the interop tests do.
 """
 
@@ -15,10 +15,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import _checkout  # noqa: F401
 import httpx
 import yaml
 
-from occusim.testing import CHEST_PAIN, TRIAGE, free_port, server_env
+from tests.helpers import CHEST_PAIN, TRIAGE, free_port, server_env
 
 TASK = CHEST_PAIN
 API_KEY = "bench-key-0123456789"

@@ -9,9 +9,11 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import _checkout  # noqa: F401, E402
+
 from occusim.environments import apply_json_patch, load_catalog  # noqa: E402
 from occusim.server import audit_step, golden_steps, run_audit_selftest  # noqa: E402
-from occusim.testing import TRIAGE, simulate_triage, triage_scenario  # noqa: E402
+from tests.helpers import TRIAGE, simulate_triage, triage_scenario  # noqa: E402
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 

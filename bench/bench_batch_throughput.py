@@ -26,7 +26,8 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from occusim.clients import RunConfig, compute_metrics, run_batch  # noqa: E402
+from occusim.analysis import RunConfig, compute_metrics
+from occusim.clients import run_batch  # noqa: E402
 from occusim.environments import SUBMIT_TOOL, Catalog, Scenario  # noqa: E402
 from occusim.llm import ScriptedReply, scripted_model  # noqa: E402
 

@@ -22,8 +22,11 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from occusim.clients import RunConfig, run_batch  # noqa: E402
-from occusim.testing import (  # noqa: E402
+import _checkout  # noqa: F401, E402
+
+from occusim.analysis import RunConfig
+from occusim.clients import run_batch  # noqa: E402
+from tests.helpers import (  # noqa: E402
     TASK_A,
     TASK_B,
     ScriptedProvider,

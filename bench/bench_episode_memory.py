@@ -11,9 +11,11 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import _checkout  # noqa: F401, E402
+
 from occusim.environments import FaultSettings  # noqa: E402
 from occusim.server import EpisodeService, Store  # noqa: E402
-from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
+from tests.helpers import CHEST_PAIN, TriageModel, triage_catalog  # noqa: E402
 
 EPISODES = 1000
 STEPS = 4

@@ -12,12 +12,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checkout  # noqa: F401
 import httpx
 from _served import TASK, bench_scenario, percentile
 
 from occusim.environments import Catalog, Scenario
 from occusim.server._episode import Episode
-from occusim.testing import LiveServer, hosted_settings, mcp_session
+from tests.helpers import LiveServer, hosted_settings, mcp_session
 
 CALLS = 300
 WARMUP = 20

@@ -15,9 +15,11 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import _checkout  # noqa: F401, E402
+
 from occusim.environments import StepRecord, apply_json_patch, load_catalog, load_source  # noqa: E402
 from occusim.server import EpisodeService, Store, WorldModel  # noqa: E402
-from occusim.testing import TRIAGE, TriageModel, occubench_sample_path, triage_catalog  # noqa: E402
+from tests.helpers import TRIAGE, TriageModel, occubench_sample_path, triage_catalog  # noqa: E402
 
 OCCUBENCH = occubench_sample_path()
 

@@ -17,12 +17,13 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import _checkout  # noqa: F401
 import httpx
 import yaml
 from _served import bench_scenario, percentile
 
 from occusim.server import Store
-from occusim.testing import (
+from tests.helpers import (
     API_KEYS,
     LEGACY,
     MODERN,

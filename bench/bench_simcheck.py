@@ -18,12 +18,14 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import _checkout  # noqa: F401, E402
+
+from occusim.analysis._fidelity import GoldenAnswer, score_step  # noqa: E402
 from occusim.clients import run_simcheck, select_checkable  # noqa: E402
-from occusim.clients._fidelity import GoldenAnswer, score_step  # noqa: E402
 from occusim.environments import apply_json_patch, load_catalog  # noqa: E402
 from occusim.llm import scripted_model  # noqa: E402
 from occusim.server import WorldModel  # noqa: E402
-from occusim.testing import ReplayWorld  # noqa: E402
+from tests.helpers import ReplayWorld  # noqa: E402
 
 LATENCY = float(os.environ.get("BENCH_LATENCY", "0.5"))
 CONCURRENCY = [int(part) for part in os.environ.get("BENCH_CONCURRENCY", "16,64").split(",")]

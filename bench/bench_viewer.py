@@ -21,13 +21,16 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import _checkout  # noqa: F401, E402
 import httpx2  # noqa: E402
 
-from occusim.clients import ResultRow, RunConfig, RunDir, RunEpisodes  # noqa: E402
+from occusim.analysis import ResultRow, RunConfig, RunDir
+from occusim.clients import RunEpisodes  # noqa: E402
 from occusim.environments import EpisodeRecord, FaultSettings, InjectedFault, StepRecord, Usage  # noqa: E402
-from occusim.server import Store, StoreEpisodes  # noqa: E402
-from occusim.testing import transcript  # noqa: E402
+from occusim.server import Store  # noqa: E402
+from occusim.service import StoreEpisodes
 from occusim.viewer import viewer_app  # noqa: E402
+from tests.helpers import transcript  # noqa: E402
 
 EPISODES = int(os.environ.get("BENCH_EPISODES", "500"))
 STEPS = int(os.environ.get("BENCH_STEPS", "8"))

@@ -28,8 +28,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import _checkout  # noqa: F401
+
 from occusim.environments import load_harness
-from occusim.testing import occubench_sample_path
+from tests.helpers import occubench_sample_path
 
 KEY = "sk-bench-0123456789"
 COMPONENTS = [

@@ -1,4 +1,4 @@
-"""Reference agent, batch runner, metrics, reports, export and the `occusim` command line.
+"""The clients that drive episodes: the reference agent, MCP connections, the batch runner, the `occusim` CLI.
 
 The public names are listed in `__init__.pyi` and load on first use, so that the command line (which
 lives in this package) starts fast.

@@ -14,6 +14,17 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
+from occusim.analysis import (
+    AuditCoverage,
+    Combination,
+    Provenance,
+    ResultRow,
+    RowStatus,
+    RunConfig,
+    RunDir,
+    RunError,
+    StepFlags,
+)
 from occusim.environments import (
     Catalog,
     EpisodeRecord,
@@ -45,9 +56,8 @@ from ._executor import Executor, WorkPlan
 from ._local_executor import LocalExecutor
 from ._occubench_agent import OccubenchAgent
 from ._process_executor import ProcessExecutor
-from ._provenance import Provenance, current_provenance
 from ._replay_agent import REPLAY_AGENT, ReplayAgent
-from ._results import AuditCoverage, Combination, ResultRow, RowStatus, RunConfig, RunDir, RunError, StepFlags
+from ._run_provenance import current_provenance
 from ._setup_errors import configuration_setting, world_model_setup_error
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 from ._worker_spec import WorkerSpec, forwarded_environment

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._results import ResultRow
+from occusim.analysis import ResultRow
 
 
 def row_cost(row: ResultRow) -> float:

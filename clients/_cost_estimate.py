@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from occusim.analysis import Combination, ResultRow, RunConfig
 from occusim.environments import Catalog, Task, Usage
 from occusim.llm import ModelConfig, sum_usage
-
-from ._results import Combination, ResultRow, RunConfig
 
 ROLES = ("agent", "world_model", "judge")
 CHARS_PER_TOKEN = 4

@@ -8,8 +8,9 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
+from occusim.analysis import Combination, ResultRow
+
 from ._budget import CostBudget
-from ._results import Combination, ResultRow
 
 log = logging.getLogger("occusim.clients")
 

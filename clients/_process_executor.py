@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 from typing import Any, cast
 
+from occusim.analysis import Combination, RunError
+
 from ._executor import RunnerFactory, WorkPlan
-from ._results import Combination, RunError
 from ._worker_spec import WorkerReport, WorkerSpec
 
 log = logging.getLogger("occusim.clients")

@@ -14,9 +14,10 @@ import os
 import uuid
 from typing import Any
 
+from occusim.analysis import Combination, ResultRow, RunError
+
 from ._executor import EpisodeRunner, RunnerFactory, WorkPlan
 from ._process_executor import shares
-from ._results import Combination, ResultRow, RunError
 from ._worker_spec import WorkerSpec
 
 log = logging.getLogger("occusim.clients")

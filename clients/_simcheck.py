@@ -12,13 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from occusim.analysis import GoldenAnswer, Share, StepFidelity, ratio_interval, score_step, state_pairs
 from occusim.environments import Catalog, Scenario, StepFlag, StepRecord, Task, Tool, Usage, apply_json_patch
 from occusim.llm import add_usage
 from occusim.server import SimulatorError, SimulatorUnavailableError, WorldModel
-
-from ._fidelity import GoldenAnswer, StepFidelity, score_step, state_pairs
-from ._metrics import Share
-from ._resampling import ratio_interval
 
 StepStatus = Literal["valid", "invalid", "unavailable"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._metrics import Share
-from ._report import Report, Table, render_html, render_markdown
+from occusim.analysis import Report, Share, Table, render_html, render_markdown
+
 from ._simcheck import CheckedStep, FidelityFigures, SimcheckReport
 
 FIGURE_HEADERS = ["Steps", "Valid", "1st try", "Grounded", "Complete", "Values", "No invented", "Patch",

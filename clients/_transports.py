@@ -16,14 +16,8 @@ from pydantic import ValidationError
 
 from occusim.environments import Catalog, EpisodeRecord, FaultSettings, HarnessPrompts, SimulationMode, Task
 from occusim.rest import ErrorBody
-from occusim.server import (
-    CreateEpisodeRequest,
-    CreateEpisodeResponse,
-    EpisodeService,
-    ServiceSettings,
-    Store,
-    build_mcp_server,
-)
+from occusim.server import EpisodeService, Store, build_mcp_server
+from occusim.service import CreateEpisodeRequest, CreateEpisodeResponse, ServiceSettings
 
 from ._mcp_connect import connect, stdio_command
 
@@ -151,7 +145,7 @@ class HttpTransport:
         import httpx
         import uvicorn
 
-        from occusim.server import create_app  # the hosted app, loaded only for this transport
+        from occusim.service import create_app  # the hosted app, loaded only for this transport
 
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from occusim.server import Store, StoreEpisodes, normalize_url
+from occusim.analysis import ResultRow, RunDir
+from occusim.server import Store, normalize_url
+from occusim.service import StoreEpisodes
 from occusim.viewer import EpisodeDetail, EpisodeEntry
-
-from ._results import ResultRow, RunDir
 
 
 def store_missing(url: str) -> str | None:

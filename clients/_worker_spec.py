@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from ._results import ResultRow, RunConfig
+from occusim.analysis import ResultRow, RunConfig
 
 # Variables a Ray actor on another node needs from the driver's environment: occusim's own settings (models,
 # endpoints, keys, scripted models, cache) and the providers' keys and endpoints that litellm reads.

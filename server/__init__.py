@@ -1,4 +1,4 @@
-"""The world model, tracked state, faults, episodes, the store, MCP over stdio and the hosted app.
+"""The simulation engine: the world model, tracked state, faults, episodes, the store, MCP over stdio.
 
 The public names are listed in `__init__.pyi` and load on first use, so that a command that needs a few of
 them does not import the rest.

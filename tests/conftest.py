@@ -22,13 +22,17 @@ import pytest
 import yaml
 
 from occusim.llm import ResponseCache, default_cache, set_default_cache, start_local_model
-from occusim.testing import POSTGRES_URL, REDIS_URL, nginx_executable, occubench_sample_path
+from tests.helpers import POSTGRES_URL, REDIS_URL, nginx_executable, occubench_sample_path
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
 INSPECTOR = Path(os.environ.get("OCCUSIM_INSPECTOR", REPO / ".cache/inspector/node_modules/.bin/mcp-inspector"))
 INTEROP_VENVS = REPO / ".cache" / "interop"
 ON_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# Processes the tests start (servers, batch workers, Ray workers) import the scripted models from
+# `tests.helpers`, which the wheel does not ship: they find it as this process does, through the checkout.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(REPO), *(part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part and part != str(REPO))])
 
 
 def unavailable(reason: str) -> None:

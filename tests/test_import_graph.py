@@ -11,9 +11,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # A package may import one on a lower level, or on its own level (llm reads environments' Usage). `rest` is
-# the REST layer the services share; `viewer` (the episode pages) sits below `server`, which serves them to
-# tenants, and `clients` (`occusim view`); `testing` (scenarios, scripted models, servers for tests) is on top.
-LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "viewer": 3, "server": 4, "clients": 5, "testing": 6}
+# the REST layer the services share; `analysis` (what a run wrote: metrics, reports, export, comparison) and
+# `viewer` (the episode pages) need no simulation; `server` is the simulation engine, `service` the hosted
+# service built on it, and `clients` (agents, the batch runner, the CLI) drive both and sit on top.
+LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "analysis": 3, "viewer": 3, "server": 4,
+          "service": 5, "clients": 6}
 
 
 def _modules() -> dict[str, Path]:
@@ -66,7 +68,13 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_the_graph_holds_every_package(graph):
-    assert {_package(name) for name in graph} >= {"environments", "llm", "judge", "viewer", "server", "clients"}
+    assert {_package(name) for name in graph} - {None} == set(LEVELS)
+
+
+def test_every_package_folder_has_a_level():
+    """A new top-level package joins the layers here, or the graph would not see it."""
+    linked = {path.name for path in ROOT.iterdir() if path.is_symlink() or (path / "__init__.py").is_file()}
+    assert linked - {"__pycache__"} == set(LEVELS)
 
 
 def test_imports_inside_functions_and_for_typing_count(tmp_path):
@@ -103,4 +111,30 @@ def test_packages_import_only_packages_below_them_through_their_public_api(graph
                 wrong.append(f"{source} imports {target}: {high} is below {low}")
             elif target != f"occusim.{low}":
                 wrong.append(f"{source} imports {target}: import occusim.{low} (its __init__), not a private module")
+    assert not wrong, "\n".join(wrong)
+
+
+# What each job must do without: run analysis reads run folders (no MCP, no web framework); the engine
+# simulates episodes and serves MCP over stdio (no web framework: that is the hosted service's).
+FORBIDDEN = {"analysis": {"mcp", "fastapi", "starlette", "uvicorn"}, "server": {"fastapi", "starlette", "uvicorn"}}
+
+
+def _distributions(path: Path) -> set[str]:
+    """The top-level names of the absolute imports in a file, anywhere in it."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.partition(".")[0])
+    return names
+
+
+def test_each_package_keeps_to_its_job():
+    wrong = []
+    for name, path in _modules().items():
+        package = _package(name)
+        banned = FORBIDDEN.get(package or "", set()) & _distributions(path)
+        if banned:
+            wrong.append(f"{name} imports {sorted(banned)}, which the {package} package does without")
     assert not wrong, "\n".join(wrong)

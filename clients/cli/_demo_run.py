@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from occusim.clients import AgentRun, ResultRow
+    from occusim.analysis import ResultRow
+    from occusim.clients import AgentRun
     from occusim.environments import EpisodeRecord, FaultSettings, Scenario, Task
     from occusim.judge import Verdict
 
 
 def new_demo_folder() -> Path:
     """A fresh folder for one demo: $XDG_DATA_HOME/occusim/demo/<date-time> (~/.local/share unless set)."""
-    from occusim.server import data_dir
+    from occusim.service import data_dir
 
     base = data_dir() / "demo"
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -30,7 +31,7 @@ def new_demo_folder() -> Path:
 def demo_row(task: Task, scenario: Scenario, faults: FaultSettings, *, agent_model: str, world_model: str,
              judge_model: str, record: EpisodeRecord, run: AgentRun, verdict: Verdict) -> ResultRow:
     """The demo's episode as a run's result row."""
-    from occusim.clients import ResultRow
+    from occusim.analysis import ResultRow
     from occusim.environments import Usage
     from occusim.llm import sum_usage
     from occusim.server import fault_tally
@@ -53,7 +54,7 @@ def demo_row(task: Task, scenario: Scenario, faults: FaultSettings, *, agent_mod
 
 def write_demo_run(folder: Path, row: ResultRow, *, votes: int) -> None:
     """run.json and results.jsonl of a one-episode run (its store, episodes.db, is already there)."""
-    from occusim.clients import RunConfig, RunDir
+    from occusim.analysis import RunConfig, RunDir
 
     run_dir = RunDir(folder)
     run_dir.write_config(RunConfig(agent_model=row.agent_model, world_model=row.world_model,

@@ -6,7 +6,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from occusim.clients import DryRun, RunConfig
+    from occusim.analysis import RunConfig
+    from occusim.clients import DryRun
 
 
 def _money(value: float | None) -> str:

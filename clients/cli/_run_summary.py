@@ -15,7 +15,7 @@ NOT_MEASURED = 3
 
 def print_summary(summary: BatchSummary) -> int:
     """Print the run's outcome on stdout (and why it failed on stderr); the command's exit status."""
-    from occusim.clients import compute_metrics
+    from occusim.analysis import compute_metrics
 
     config = summary.config
     metrics = compute_metrics(summary.rows, intervals=False)  # the summary prints no interval

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from occusim.clients import ResultRow, RunComparison, RunConfig
-    from occusim.clients._report import Report
+    from occusim.analysis import Report, ResultRow, RunComparison, RunConfig
 
 DESCRIPTION = """\
 Compare run folders written by `occusim run`.
@@ -51,8 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _paired(runs: list[tuple[str, RunConfig, list[ResultRow]]]) -> tuple[RunComparison, Report]:
-    from occusim.clients import compare_rows
-    from occusim.clients._comparison_report import paired_report
+    from occusim.analysis import compare_rows, paired_report
 
     (name_a, config_a, rows_a), (name_b, config_b, rows_b) = runs
     comparison = compare_rows(config_a, rows_a, config_b, rows_b, run_a=name_a, run_b=name_b)
@@ -63,9 +61,15 @@ def _paired(runs: list[tuple[str, RunConfig, list[ResultRow]]]) -> tuple[RunComp
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.clients import RunError, load_runs, render_html, render_markdown, simulator_agreement
-    from occusim.clients._comparison_report import agreement_report
-    from occusim.clients._simulator_agreement import spans_world_models
+    from occusim.analysis import (
+        RunError,
+        agreement_report,
+        load_runs,
+        render_html,
+        render_markdown,
+        simulator_agreement,
+        spans_world_models,
+    )
 
     if len(args.runs) < 2:
         print("occusim compare: give at least two run folders", file=sys.stderr)

@@ -157,7 +157,7 @@ async def _run(args: argparse.Namespace) -> int:
                   f"seed {faults.seed})")
     if LOCAL in (world_model, judge_model):
         console.print("[dim]the bundled model (Gemma 3 270M, llama.cpp) is loading in the background[/]")
-    from occusim.clients import RunDir
+    from occusim.analysis import RunDir
 
     from ._demo_run import new_demo_folder
 

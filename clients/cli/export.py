@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.clients import RunError, export_run
+    from occusim.analysis import RunError, export_run
 
     try:
         lines = export_run(args.run_dir, args.format, min_score=args.min_score, out=args.out)

@@ -136,7 +136,8 @@ async def _judge(args: argparse.Namespace, catalog: Catalog, record: EpisodeReco
         if args.save:
             raise JudgeError("--save stores verdicts of stored episodes; give an episode id, not a file")
         return await _judge_record(args, catalog, record)
-    from occusim.server import EpisodeNotFoundError, Store, default_store_url
+    from occusim.server import EpisodeNotFoundError, Store
+    from occusim.service import default_store_url
 
     url = args.db or default_store_url()
     async with Store(url) as store:

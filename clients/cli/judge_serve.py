@@ -50,7 +50,7 @@ async def run(args: argparse.Namespace) -> int:
 
     from occusim.judge import JUDGE_PATH, MAX_VOTES, judge_app
     from occusim.llm import ModelConfig
-    from occusim.server import is_loopback
+    from occusim.service import is_loopback
 
     if not is_loopback(args.host) and not args.allow_remote:
         print(

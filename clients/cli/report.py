@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from occusim.clients import RunError, write_report
+    from occusim.analysis import RunError, write_report
 
     try:
         text = write_report(args.run_dir, format=args.format, out=args.out)

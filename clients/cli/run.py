@@ -180,7 +180,8 @@ async def run(args: argparse.Namespace) -> int:
             warm_up(configs)
         from pydantic import ValidationError
 
-        from occusim.clients import RunConfig, RunError, plan_batch, run_batch
+        from occusim.analysis import RunConfig, RunError
+        from occusim.clients import plan_batch, run_batch
         from occusim.clients.cli.serve import load_scripted_models
         from occusim.environments import ScenarioErrors
     finally:

@@ -161,11 +161,11 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         EpisodeService,
         Store,
         StoreUnavailableError,
-        default_store_url,
         judge_hook,
         occubench_judge_hook,
         serve_stdio,
     )
+    from occusim.service import default_store_url
 
     try:
         catalog = load_catalog_from(args)
@@ -227,7 +227,8 @@ async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
     from occusim.environments import ScenarioErrors
-    from occusim.server import ConfigError, Store, StoreUnavailableError, create_app, load_settings
+    from occusim.server import Store, StoreUnavailableError
+    from occusim.service import ConfigError, create_app, load_settings
 
     try:
         settings = load_settings(args.config, overrides={
@@ -272,7 +273,7 @@ def _limits_with_flags(limits: Any, args: argparse.Namespace) -> Any:
     """The config's default limits with the --max-* flags over them; ConfigError for a value out of range."""
     from pydantic import ValidationError
 
-    from occusim.server import ConfigError, TenantLimits
+    from occusim.service import ConfigError, TenantLimits
 
     try:
         return TenantLimits.model_validate({**limits.model_dump(exclude_unset=True), **_limit_flags(args)})
@@ -290,7 +291,7 @@ def _limit_flags(args: argparse.Namespace) -> dict[str, float]:
 
 async def _redis_problem(url: str) -> str | None:
     """Why the service cannot use Redis at `url`, or None once it answered a PING."""
-    from occusim.server import CountersUnavailableError, RedisCounters
+    from occusim.service import CountersUnavailableError, RedisCounters
 
     try:
         counters = RedisCounters(url)

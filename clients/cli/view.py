@@ -98,9 +98,11 @@ async def run(args: argparse.Namespace) -> int:
 
 async def _open(args: argparse.Namespace) -> tuple[EpisodeSource, Store | None] | str:
     """The episodes to serve and the store they are read from (opened here); or why they cannot be."""
-    from occusim.clients import RunDir, RunEpisodes, RunError, store_missing
+    from occusim.analysis import RunDir, RunError
+    from occusim.clients import RunEpisodes, store_missing
     from occusim.environments import load_catalog
-    from occusim.server import Store, StoreEpisodes
+    from occusim.server import Store
+    from occusim.service import StoreEpisodes
 
     if args.run_dir is None:
         missing = store_missing(args.db)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from occusim.testing import ProviderStub, Reply, chat_reply, schema_arguments
+from tests.helpers import ProviderStub, Reply, chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 

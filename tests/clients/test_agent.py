@@ -11,7 +11,7 @@ from occusim.clients import LLMAgent, ReplayAgent, connect, system_prompt
 from occusim.environments import FaultSettings, load_catalog
 from occusim.llm import ScriptedReply, scripted_model
 from occusim.server import EpisodeService, Store, build_mcp_server
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
+from tests.helpers import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 CATALOG = load_catalog([])
 
@@ -180,7 +180,7 @@ async def test_a_malformed_answer_of_the_agents_provider_is_an_infra_failure(ser
                                                                              monkeypatch: pytest.MonkeyPatch):
     from occusim.clients._batch import infra_failure
     from occusim.llm import ProviderError
-    from occusim.testing import Reply, provider_stub
+    from tests.helpers import Reply, provider_stub
 
     monkeypatch.setenv("OCCUSIM_LLM_RETRIES", "2")
     with provider_stub(Reply({"id": "x", "object": "chat.completion", "choices": []})) as stub:

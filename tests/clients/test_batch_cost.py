@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import RunConfig, RunDir, plan_batch, run_batch
+from occusim.analysis import RunConfig, RunDir
+from occusim.clients import plan_batch, run_batch
 from occusim.clients._budget import row_cost
 from occusim.clients.cli import main
-from occusim.testing import TASK_B, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_verdicts
+from tests.helpers import TASK_B, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_verdicts
 
 # Models litellm has prices for, answered by the scripted endpoint under their own names.
 AGENT, WORLD, JUDGE = "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4.1"

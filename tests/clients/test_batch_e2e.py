@@ -13,12 +13,12 @@ import litellm
 import pytest
 from datasets import load_dataset
 
-from occusim.clients import RunDir, compute_metrics, load_rows
+from occusim.analysis import RunDir, compute_metrics, load_rows
 from occusim.clients._batch import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
 from occusim.environments import StepRecord
 from occusim.llm import scripted_model
-from occusim.testing import (
+from tests.helpers import (
     TASK_A,
     TASK_B,
     ReplayWorld,
@@ -244,7 +244,7 @@ def test_judge_outage_is_an_infra_error(tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_real_wire_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str):
     # `occusim serve` subprocesses register the same replay world model by importing that module.
-    monkeypatch.setenv("OCCUSIM_SCRIPTED_MODELS", "occusim.testing.replay_worlds")
+    monkeypatch.setenv("OCCUSIM_SCRIPTED_MODELS", "tests.helpers.replay_worlds")
     world = ReplayWorld(name="replay-world")
     out = tmp_path / "out"
 

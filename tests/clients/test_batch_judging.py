@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import load_rows
+from occusim.analysis import load_rows
 from occusim.clients.cli import main
 from occusim.llm import scripted_model
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
+from tests.helpers import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 
 def replay(task_id: str, seed: int | None) -> str:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import ResultRow, RunConfig, RunDir
+from occusim.analysis import ResultRow, RunConfig, RunDir
 from occusim.clients._batch import BatchRunner
 from occusim.clients._ray_executor import ACTOR_PREFIX
-from occusim.testing import TASK_A, TASK_B, ScriptedProvider, replay_responders
+from tests.helpers import TASK_A, TASK_B, ScriptedProvider, replay_responders
 
 pytestmark = [pytest.mark.load, pytest.mark.ray]
 

@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import ResultRow, RunConfig, RunDir, load_rows, run_batch
+from occusim.analysis import ResultRow, RunConfig, RunDir, load_rows
+from occusim.clients import run_batch
 from occusim.clients._batch import BatchRunner
 from occusim.clients.cli import main
 from occusim.server import Store
-from occusim.testing import (
+from tests.helpers import (
     POSTGRES_URL,
     TASK_A,
     TASK_B,

@@ -11,8 +11,8 @@ import pytest
 from occusim.clients.cli import main
 from occusim.environments import load_catalog, read_exemplar_dir
 from occusim.judge import agreement_by_group, compare_labels, judge, without_exemplars
-from occusim.testing import calibrated_judge
-from occusim.testing._catalog_labels import build_labels, labels_jsonl, read_answers
+from tests.helpers import calibrated_judge
+from tests.helpers._catalog_labels import build_labels, labels_jsonl, read_answers
 
 ANSWERS = Path(__file__).parent.parent / "fixtures" / "catalog_labels" / "answers.yaml"
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from occusim.clients import RunDir
+from occusim.analysis import RunDir
 from occusim.server import Store
-from occusim.testing import TASK_A, TASK_B, ScriptedProvider, replay_responders
+from tests.helpers import TASK_A, TASK_B, ScriptedProvider, replay_responders
 
 
 def policy(task_id: str, seed: int | None) -> str:

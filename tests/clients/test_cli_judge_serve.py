@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from occusim.clients.cli import main
-from occusim.testing import free_port
+from tests.helpers import free_port
 
 TRAJECTORY = {
     "id": "ep-1",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import RunDir, load_rows
+from occusim.analysis import RunDir, load_rows
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
-from occusim.testing import TASK_A, ReplayWorld, passing_judge
+from tests.helpers import TASK_A, ReplayWorld, passing_judge
 
 
 @pytest.fixture(autouse=True)

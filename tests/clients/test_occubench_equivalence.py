@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
 
-from occusim.clients import load_rows
+from occusim.analysis import load_rows
 from occusim.environments import load_harness
-from occusim.testing import occubench_sample_path
+from tests.helpers import occubench_sample_path
 
 SAMPLE = occubench_sample_path()
 TASK_IDS = ("11", "151")

@@ -129,7 +129,8 @@ def test_a_harness_missing_a_file_is_refused(tmp_path: Path, remove: str) -> Non
 
 
 async def test_run_stops_at_the_turn_limit_and_submits_the_last_reply_unlabelled(tmp_path: Path, monkeypatch) -> None:
-    from occusim.clients import RunConfig, run_batch
+    from occusim.analysis import RunConfig
+    from occusim.clients import run_batch
     from occusim.llm import ModelConfig
 
     with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
@@ -153,7 +154,8 @@ async def test_run_stops_at_the_turn_limit_and_submits_the_last_reply_unlabelled
 
 
 async def test_run_refuses_tasks_from_other_sources(tmp_path: Path) -> None:
-    from occusim.clients import RunConfig, RunError, run_batch
+    from occusim.analysis import RunConfig, RunError
+    from occusim.clients import run_batch
 
     config = RunConfig(agent_model="openai/a", world_model="openai/w", judge_model="openai/j",
                        tasks=f"{TASK},discharge-compliance-officer/*", sources=[f"occubench:{SAMPLE}"], protocol="occubench")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from occusim.clients import load_rows
+from occusim.analysis import load_rows
 from occusim.clients._replay_agent import ReplayAgent
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, Reply, passing_judge, provider_stub
+from tests.helpers import TASK_A, TASK_B, ReplayWorld, Reply, passing_judge, provider_stub
 
 NOT_MEASURED = 3
 

@@ -16,7 +16,7 @@ from occusim.clients.cli import main
 from occusim.environments import Catalog, load_catalog
 from occusim.llm import scripted_model
 from occusim.server import WorldModel
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, tracked_call
+from tests.helpers import TASK_A, TASK_B, ReplayWorld, tracked_call
 
 FIGURES = ("valid", "first_try", "grounded", "complete", "entity_recall", "values_agree", "value_fields",
            "no_invented_fields", "patch_agrees", "read_only_kept", "faithful")

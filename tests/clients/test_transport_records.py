@@ -12,7 +12,7 @@ from occusim.clients import LLMAgent
 from occusim.clients._transports import InProcessTransport
 from occusim.environments import FaultSettings, load_catalog
 from occusim.server import Store
-from occusim.testing import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
+from tests.helpers import TASK_A, TASK_B, ReplayWorld, ScriptedAgent
 
 CATALOG = load_catalog([])
 

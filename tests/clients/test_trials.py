@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from occusim.clients import RunConfig, run_batch
+from occusim.analysis import RunConfig
+from occusim.clients import run_batch
 from occusim.llm import ResponseCache, set_default_cache
-from occusim.testing import TASK_A, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_judge
+from tests.helpers import TASK_A, ReplayWorld, ScriptedAgent, ScriptedProvider, passing_judge
 
 
 @pytest.fixture

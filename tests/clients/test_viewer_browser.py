@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from occusim.clients.cli import main
-from occusim.testing import (
+from tests.helpers import (
     AGENT_THOUGHT,
     CLEAN,
     FAULTED,

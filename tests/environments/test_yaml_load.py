@@ -9,7 +9,7 @@ import yaml
 from occusim.clients.cli import main
 from occusim.environments import YamlLoadError, load_catalog, load_yaml, validate_sources
 from occusim.environments._yaml_load import MAX_YAML_CHARS
-from occusim.server import ConfigError, load_settings
+from occusim.service import ConfigError, load_settings
 
 
 def laughs(levels: int, indent: str = "") -> str:

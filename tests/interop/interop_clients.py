@@ -19,7 +19,7 @@ from episode_wire import ANSWER, CALL, INVALID_CALL, SUBMIT, EpisodeReport, Http
 
 from occusim.environments import EpisodeRecord
 from occusim.server import Store
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     PYTHON,
     TRIAGE,
@@ -34,7 +34,7 @@ HERE = Path(__file__).parent
 CLIENTS = sorted(path.stem for path in (HERE / "requirements").glob("*.txt"))
 TOOLS = [*(tool["name"] for tool in TRIAGE["tools"]), SUBMIT]
 # What the server passes on to a stdio server process: MCP clients start it with a minimal environment.
-SERVER_ENV = ("OCCUSIM_SCRIPTED_MODELS", "LITELLM_LOCAL_MODEL_COST_MAP", "XDG_DATA_HOME")
+SERVER_ENV = ("OCCUSIM_SCRIPTED_MODELS", "PYTHONPATH", "LITELLM_LOCAL_MODEL_COST_MAP", "XDG_DATA_HOME")
 
 
 def play(python: Path, script_name: str, target: Target, tmp_path: Path) -> EpisodeReport:

@@ -7,7 +7,7 @@ import json
 import httpx
 
 from occusim.judge import JUDGE_PATH, JudgeRequest, Verdict, judge_app
-from occusim.testing import ScriptedJudge, passes
+from tests.helpers import ScriptedJudge, passes
 
 
 def client(app) -> httpx.AsyncClient:

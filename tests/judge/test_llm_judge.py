@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from occusim.judge import PROMPT_VERSION, JudgeError, JudgeModelError, JudgeSettings, judge, vote_seed
-from occusim.testing import (
+from tests.helpers import (
     ScriptedJudge,
     ballot,
     cut_short,
@@ -280,7 +280,7 @@ async def test_provider_failure_raises_instead_of_scoring(task, record, monkeypa
 
 
 async def test_a_malformed_judge_answer_is_an_outage_with_a_sanitised_message(task, record, monkeypatch) -> None:
-    from occusim.testing import STUB_KEY, Reply, completion_body, provider_stub
+    from tests.helpers import STUB_KEY, Reply, completion_body, provider_stub
 
     monkeypatch.setenv("OCCUSIM_LLM_RETRIES", "2")
     with provider_stub(Reply(completion_body(None, finish_reason="length"))) as stub:

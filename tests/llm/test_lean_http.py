@@ -24,7 +24,7 @@ from occusim.llm import (
     complete,
 )
 from occusim.llm._openai_http import decode_body, encode_body
-from occusim.testing import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
+from tests.helpers import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 
 USER = [{"role": "system", "content": "You simulate a desk."}, {"role": "user", "content": "ping"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from occusim.llm import ProviderAnswerError, ProviderError, RetryPolicy, complete
-from occusim.testing import STUB_KEY, Reply, completion_body, provider_stub
+from tests.helpers import STUB_KEY, Reply, completion_body, provider_stub
 
 USER = [{"role": "user", "content": "ping"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)

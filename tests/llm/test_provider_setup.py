@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from occusim.llm import ModelConfig, ProviderConfigError, ProviderError, RetryPolicy, complete
 from occusim.llm._provider_setup import _shown
-from occusim.testing import Reply, provider_stub
+from tests.helpers import Reply, provider_stub
 
 USER = [{"role": "user", "content": "ping"}]
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)

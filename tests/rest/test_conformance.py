@@ -18,8 +18,8 @@ from fastapi import FastAPI
 
 from occusim.judge import judge_app
 from occusim.llm import scripted_model
-from occusim.server import create_app, load_settings
-from occusim.testing import free_port
+from occusim.service import create_app, load_settings
+from tests.helpers import free_port
 
 API_KEY = "conformance-key-0123456789"
 CONFIG = Path(__file__).with_name("schemathesis.toml")

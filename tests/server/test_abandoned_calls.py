@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from occusim.server import Simulation, WorldModel, build_mcp_server
-from occusim.testing import TriageModel, start_episode
+from tests.helpers import TriageModel, start_episode
 
 
 class GatedWorldModel(WorldModel):

@@ -14,7 +14,7 @@ import pytest
 from occusim.environments import FlagKind, Task, load_catalog
 from occusim.llm import scripted_model
 from occusim.server import EpisodeService, Store, run_audit_selftest
-from occusim.testing import POSTGRES_URL, drop_schema, golden_world, play
+from tests.helpers import POSTGRES_URL, drop_schema, golden_world, play
 
 CATALOG = load_catalog()
 TASK = CATALOG.tasks["triage-nurse/low-acuity-resource-count"]

@@ -11,7 +11,7 @@ import pytest
 from occusim.environments import Task, load_catalog
 from occusim.judge import judge
 from occusim.server import EpisodeService, Store
-from occusim.testing import golden_world, play
+from tests.helpers import golden_world, play
 
 CATALOG = load_catalog()
 TASKS = sorted(CATALOG.tasks.values(), key=lambda t: t.id)

@@ -16,7 +16,7 @@ import pytest
 from occusim.environments import ReferenceStep, load_catalog
 from occusim.judge import judge
 from occusim.server import EpisodeService, Store
-from occusim.testing import golden_world, play
+from tests.helpers import golden_world, play
 
 CATALOG = load_catalog()
 NOW_2025_11 = "2025-11-06T10:00:00-05:00"

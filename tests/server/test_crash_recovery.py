@@ -11,14 +11,14 @@ import textwrap
 from pathlib import Path
 
 from occusim.server import EpisodeService, Store
-from occusim.testing import TriageModel, triage_catalog
+from tests.helpers import TriageModel, triage_catalog
 
 CHILD = textwrap.dedent(
     """
     import asyncio, json, sys
     from occusim.environments import FaultSettings
     from occusim.server import EpisodeService, Store
-    from occusim.testing import CHEST_PAIN, TriageModel, triage_catalog
+    from tests.helpers import CHEST_PAIN, TriageModel, triage_catalog
 
     CALLS = [("list_patients", {}), ("set_priority", {"patient_id": "P1", "priority": 1}),
              ("get_patient", {"patient_id": "P1"}), ("set_priority", {"patient_id": "P2", "priority": 2}),

@@ -18,7 +18,7 @@ from occusim.environments import FaultSettings, Scenario, Tool, load_catalog, re
 from occusim.server import EpisodeService, Store, build_mcp_server
 from occusim.server._degrade import _DEGRADERS, degrade
 from occusim.server._mcp_server import advertised_output_schema
-from occusim.testing import golden_world
+from tests.helpers import golden_world
 
 CATALOG = load_catalog()
 TOOLS = sorted(

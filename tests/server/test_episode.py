@@ -18,7 +18,7 @@ from occusim.server import (
     Store,
     UnknownToolError,
 )
-from occusim.testing import CHEST_PAIN, TriageModel, start_episode, triage_catalog
+from tests.helpers import CHEST_PAIN, TriageModel, start_episode, triage_catalog
 
 
 class FakeVerdict(BaseModel):

@@ -13,7 +13,7 @@ from occusim.environments import FaultSettings, InjectedFault, StepRecord
 from occusim.server import FaultSchedule, fault_tally
 from occusim.server._advertised import advertised_validator
 from occusim.server._degrade import _DEGRADERS, degrade, explicit_error
-from occusim.testing import PATIENT, TriageModel, start_episode
+from tests.helpers import PATIENT, TriageModel, start_episode
 
 
 def play(schedule: FaultSchedule, calls: int, carries=lambda index: True) -> list[StepRecord]:

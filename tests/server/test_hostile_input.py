@@ -14,8 +14,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from occusim.server import EpisodeView, RefusedInputError, Store, build_mcp_server
-from occusim.testing import CHEST_PAIN, POSTGRES_URL, LiveServer, TriageModel, hosted_settings, start_episode
+from occusim.server import RefusedInputError, Store, build_mcp_server
+from occusim.service import EpisodeView
+from tests.helpers import CHEST_PAIN, POSTGRES_URL, LiveServer, TriageModel, hosted_settings, start_episode
 
 PG_URL = POSTGRES_URL
 PG_DSN = PG_URL.replace("postgresql+asyncpg://", "postgresql://", 1)

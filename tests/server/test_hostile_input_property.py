@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from occusim.environments import json_problems
 from occusim.server import RefusedInputError, StepOutcome, Store
 from occusim.server._schemas import violations
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     POSTGRES_URL,
     TRIAGE,

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from occusim.environments import Catalog, Scenario, load_catalog, load_occubench
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     PYTHON,
     LiveServer,
@@ -43,7 +43,7 @@ def test_inspector_over_stdio(tmp_path, mcp_inspector):
     # MCP clients start servers with a minimal environment, so it is passed with -e.
     env = server_env(tmp_path)
     passed = [f"-e{name}={env[name]}" for name in
-              ("OCCUSIM_SCRIPTED_MODELS", "LITELLM_LOCAL_MODEL_COST_MAP", "XDG_DATA_HOME")]
+              ("OCCUSIM_SCRIPTED_MODELS", "PYTHONPATH", "LITELLM_LOCAL_MODEL_COST_MAP", "XDG_DATA_HOME")]
     server = ["--", PYTHON, *serve_args(CHEST_PAIN, source, tmp_path / "episodes.db")]
 
     listed = inspect(mcp_inspector, tmp_path, *passed, "--method", "tools/list", *server)

@@ -13,7 +13,7 @@ from occusim.clients.cli import main
 from occusim.environments import FaultSettings
 from occusim.server import EpisodeService, Store, build_mcp_server
 from occusim.server._mcp_server import advertised_output_schema
-from occusim.testing import (
+from tests.helpers import (
     CHEST_PAIN,
     LEGACY,
     MODERN,

@@ -8,7 +8,7 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from opentelemetry import trace
 
 from occusim.server import build_mcp_server
-from occusim.testing import TriageModel, start_episode
+from tests.helpers import TriageModel, start_episode
 
 
 class _Provider(trace.TracerProvider):

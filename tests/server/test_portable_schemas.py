@@ -14,7 +14,7 @@ from occusim.clients import connect
 from occusim.environments import Catalog, load_catalog, load_occubench
 from occusim.server import EpisodeService, build_mcp_server
 from occusim.server._portable_schema import portable_schema, type_arrays
-from occusim.testing import TriageModel
+from tests.helpers import TriageModel
 
 
 async def _advertised_tools(scenarios, store) -> dict[str, list]:

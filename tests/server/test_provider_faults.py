@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from occusim.server import EpisodeService
-from occusim.testing import CHEST_PAIN, HANG, STUB_KEY, Reply, completion_body, provider_stub, triage_catalog
+from tests.helpers import CHEST_PAIN, HANG, STUB_KEY, Reply, completion_body, provider_stub, triage_catalog
 
 
 @pytest.fixture(autouse=True)

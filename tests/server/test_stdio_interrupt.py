@@ -15,7 +15,7 @@ from typing import IO
 import pytest
 
 from occusim.server import Store
-from occusim.testing import CHEST_PAIN, PYTHON, serve_args, server_env, write_triage_source
+from tests.helpers import CHEST_PAIN, PYTHON, serve_args, server_env, write_triage_source
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "interrupt-test", "version": "0"}}}

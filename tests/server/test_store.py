@@ -29,7 +29,7 @@ from occusim.server import (
 from occusim.server._store import normalize_url, utcnow
 from occusim.server._store_schema import head_revision, known_revisions, migrate, migration_scripts
 from occusim.server._tables import metadata
-from occusim.testing import CHEST_PAIN, POSTGRES_URL, TriageModel, triage_catalog
+from tests.helpers import CHEST_PAIN, POSTGRES_URL, TriageModel, triage_catalog
 
 PG_URL = POSTGRES_URL
 PG_DSN = PG_URL.replace("postgresql+asyncpg://", "postgresql://", 1)

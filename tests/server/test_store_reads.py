@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from occusim.server import Store
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, POSTGRES_URL, drop_schema, write_viewed_run
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, POSTGRES_URL, drop_schema, write_viewed_run
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

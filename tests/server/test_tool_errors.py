@@ -5,7 +5,7 @@ from __future__ import annotations
 from occusim.clients import connect
 from occusim.environments import SUBMIT_TOOL, ToolErrorType, read_tool_error, reports_error
 from occusim.server import build_mcp_server
-from occusim.testing import TRIAGE, TriageModel, start_episode
+from tests.helpers import TRIAGE, TriageModel, start_episode
 
 PATIENTS = TRIAGE["initial_state"]["patients"]
 P1 = PATIENTS[0]

@@ -10,7 +10,7 @@ import pytest
 
 from occusim.environments import state_hash
 from occusim.server import EpisodeService
-from occusim.testing import CHEST_PAIN, TriageModel, start_episode, triage_catalog
+from tests.helpers import CHEST_PAIN, TriageModel, start_episode, triage_catalog
 
 
 def _system(request):

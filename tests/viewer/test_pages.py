@@ -8,10 +8,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from occusim.clients import RunDir, RunEpisodes
+from occusim.analysis import RunDir
+from occusim.clients import RunEpisodes
 from occusim.environments import EpisodeRecord, StepRecord
-from occusim.server import Store, StoreEpisodes
-from occusim.testing import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
+from occusim.server import Store
+from occusim.service import StoreEpisodes
 from occusim.viewer import (
     EpisodeDetail,
     EpisodeEntry,
@@ -21,6 +22,7 @@ from occusim.viewer import (
     timeline,
     viewer_app,
 )
+from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 
 
 @pytest.fixture
@@ -174,10 +176,10 @@ def test_the_simulator_audits_flags_show_on_their_step():
 
 
 def test_a_runs_rows_give_the_index_their_flagged_steps():
-    from occusim.clients import StepFlags
+    from occusim.analysis import StepFlags
     from occusim.clients._viewer_run import _entry
     from occusim.environments import FlagKind, StepFlag
-    from occusim.testing import synthetic_rows
+    from tests.helpers import synthetic_rows
 
     def flag(kind: FlagKind) -> StepFlag:
         return StepFlag(kind=kind, detail="found by the audit")

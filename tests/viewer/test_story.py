@@ -10,10 +10,13 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from occusim.clients import RunDir, RunEpisodes
+from occusim.analysis import RunDir
+from occusim.clients import RunEpisodes
 from occusim.environments import StepRecord
 from occusim.server import Store
-from occusim.testing import (
+from occusim.viewer import viewer_app
+from occusim.viewer._conversation import conversation
+from tests.helpers import (
     AGENT_THOUGHT,
     CLEAN,
     FAULTED,
@@ -22,8 +25,6 @@ from occusim.testing import (
     TASK_TEXT,
     write_viewed_run,
 )
-from occusim.viewer import viewer_app
-from occusim.viewer._conversation import conversation
 
 
 @pytest.fixture

@@ -1,0 +1,10 @@
+"""Puts the checkout's root on sys.path, so that bench scripts import the test helpers (`tests.helpers`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)

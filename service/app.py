@@ -1,0 +1,143 @@
+"""The hosted service: the catalog's tasks as MCP episodes over HTTP, the episode API and the judge.
+
+`create_app(settings)` assembles the app from the route modules; `occusim serve --http` runs it with uvicorn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.middleware import Middleware
+
+from occusim.environments import (
+    Catalog,
+    HarnessError,
+    HarnessPrompts,
+    harness_source,
+    load_catalog,
+    load_harness,
+)
+from occusim.judge import judge_router
+from occusim.rest import error_responses, rest_app
+from occusim.server import BackgroundJudging, EpisodeService, Store, judge_hook, occubench_judge_hook
+
+from ._auth import ApiKeys, EpisodeTokens
+from ._config import ConfigError, ServiceSettings
+from ._counters import Counters, counters_for
+from ._http_api import Hosted
+from ._http_guards import HostGuard, cors
+from ._legacy_sessions import LegacySessions
+from ._mcp_http import EpisodeEndpoints
+from ._routes_catalog import catalog_router
+from ._routes_episodes import episode_router
+from ._routes_usage import usage_router
+from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
+from ._tenant_limits import TenantLimiter
+
+log = logging.getLogger("occusim.server")
+
+
+def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, store: Store | None = None,
+               counters: Counters | None = None) -> FastAPI:
+    """Build the service. Raises ConfigError for unsafe settings (auth off beyond loopback, no keys).
+
+    `catalog` defaults to the bundled catalog plus `settings.sources`; `store` to `Store(settings.db)`,
+    which the app then opens and closes with its lifespan (a store passed in is initialised, not closed);
+    `counters` (tenant usage, ended MCP sessions) to Redis at `settings.redis`, else this process's memory.
+    """
+    settings.check_exposure()
+    catalog = catalog if catalog is not None else load_catalog(settings.sources, bundled=settings.bundled)
+    owns_store = store is None
+    store = store if store is not None else Store(settings.db, schema=settings.db_schema,
+                                                  pool_size=settings.db_pool_size,
+                                                  max_overflow=settings.db_max_overflow)
+    harness = _harness(settings)
+    owns_counters = counters is None
+    counters = counters if counters is not None else counters_for(settings.redis, prefix=settings.redis_prefix)
+    limits = TenantLimiter(counters, store, defaults=settings.limits, tenants=settings.tenant_limits)
+    hook = (
+        occubench_judge_hook(settings.judge_model, harness, catalog.origins) if harness is not None
+        else judge_hook(settings.judge_model)
+    )
+    service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, harness=harness,
+                             max_argument_depth=settings.max_argument_depth,
+                             call_deadline=settings.tool_call_timeout,
+                             max_concurrent_calls=settings.max_concurrent_calls, on_cost=limits.record_spend)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=settings.trusted_hosts(),
+        allowed_origins=settings.trusted_origins(),
+    )
+    judging = BackgroundJudging()
+    endpoints = EpisodeEndpoints(
+        service, security, judging=judging, max_body_bytes=settings.max_body_bytes,
+        sessions=LegacySessions(settings.token_key(), counters, security),
+    )
+    hosted = Hosted(
+        settings=settings, catalog=catalog, service=service,
+        api_keys=None if settings.no_auth else ApiKeys(settings.api_keys),
+        tokens=EpisodeTokens(settings.token_key()), judging=judging, endpoints=endpoints, limits=limits,
+    )
+    # The same judging route as `occusim judge-serve`, here behind the tenants' API keys.
+    judge = APIRouter(dependencies=[Depends(hosted.tenant_dependency())], responses=error_responses(401))
+    judge.include_router(judge_router(settings.judge_model))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await store.init()
+        # Judgments lost with a killed or stopped process start again; several processes sharing a store
+        # may each judge such an episode once, and the latest verdict is the one read.
+        await judging.resume(service)
+        try:
+            async with endpoints.running(), anyio.create_task_group() as background:
+                background.start_soon(_expire_idle, hosted)
+                yield
+                background.cancel_scope.cancel()
+            await judging.drain(settings.drain_seconds)
+        finally:
+            if owns_counters:
+                await counters.close()
+            if owns_store:
+                await store.close()
+
+    viewer = HostedViewer(hosted)
+    app = rest_app(
+        title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
+        routers=[catalog_router(hosted), episode_router(hosted), usage_router(hosted), judge,
+                 viewer_link_router(hosted, viewer)],
+        max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
+        middleware=[Middleware(HostGuard, security=security), cors(settings.trusted_origins())], lifespan=lifespan,
+    )
+    # The episode viewer's HTML pages (not part of the API document).
+    app.router.routes.append(viewer_mount(viewer))
+    return app
+
+
+def _harness(settings: ServiceSettings) -> HarnessPrompts | None:
+    """OccuBench's harness under the occubench protocol; a ConfigError names what is missing."""
+    if settings.protocol != "occubench":
+        return None
+    try:
+        return load_harness(harness_source(settings.sources))
+    except HarnessError as error:
+        raise ConfigError(str(error)) from None
+
+
+async def _expire_idle(hosted: Hosted) -> None:
+    """Every expire_every_seconds: expire idle open episodes and release idle MCP endpoints."""
+    settings = hosted.settings
+    while True:
+        await anyio.sleep(settings.expire_every_seconds)
+        try:
+            expired = await hosted.service.expire_idle(settings.episode_idle_seconds)
+        except Exception:  # a store hiccup must not end the loop; the next round retries
+            log.exception("expiring idle episodes failed")
+            continue
+        released = hosted.endpoints.release(idle_seconds=settings.episode_idle_seconds, episode_ids=expired)
+        if expired or released:
+            log.info("expired %d idle episode(s); released %d MCP endpoint(s)", len(expired), len(released))
