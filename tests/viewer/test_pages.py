@@ -25,17 +25,6 @@ from occusim.viewer import (
 from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, write_viewed_run
 
 
-@pytest.fixture
-async def client(tmp_path: Path):
-    run = await write_viewed_run(tmp_path / "run")
-    store = Store(run.db)
-    await store.init()
-    app = viewer_app(RunEpisodes(RunDir(run.folder), store))
-    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
-        yield http
-    await store.close()
-
-
 def _ids(page: str) -> list[str]:
     return re.findall(r'<a href="/episodes/([^"]+)">', page)
 

@@ -5,16 +5,8 @@ one; the index gives the agent model, the date, "m of n" faults met and a summar
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import httpx2
-import pytest
-
-from occusim.analysis import RunDir
-from occusim.clients import RunEpisodes
 from occusim.environments import StepRecord
-from occusim.server import Store
-from occusim.viewer import viewer_app
 from occusim.viewer._conversation import conversation
 from tests.helpers import (
     AGENT_THOUGHT,
@@ -23,19 +15,7 @@ from tests.helpers import (
     HOSTILE_ID,
     SYSTEM_PROMPT,
     TASK_TEXT,
-    write_viewed_run,
 )
-
-
-@pytest.fixture
-async def client(tmp_path: Path):
-    run = await write_viewed_run(tmp_path / "run")
-    store = Store(run.db)
-    await store.init()
-    app = viewer_app(RunEpisodes(RunDir(run.folder), store))
-    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1") as http:
-        yield http
-    await store.close()
 
 
 def summary_of(page: str) -> str:
