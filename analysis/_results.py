@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from occusim.environments import FaultMode, ProtocolName, StepFlag, Usage
+from occusim.environments import FaultMode, OccusimError, ProtocolName, StepFlag, Usage
 from occusim.judge import Verdict
 
 from ._provenance import Provenance, provenance_changes
@@ -28,7 +28,7 @@ IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "
                    "judge_votes", "agent_temperature", "sources", "protocol")
 
 
-class RunError(Exception):
+class RunError(OccusimError):
     """A run directory or configuration that cannot be used; the message says which file and what to do."""
 
 

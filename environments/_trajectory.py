@@ -15,6 +15,9 @@ from ._step_flag import StepFlag
 
 FaultMode = Literal["E0", "E1", "E2", "E3", "prompt"]
 SimulationMode = Literal["tracked", "history", "occubench"]
+# How an episode is run: occusim's own agent, world model and judge, or OccuBench's harness replicated. A
+# protocol's episodes are in its modes (occubench: the `occubench` mode; native: `tracked` or `history`).
+ProtocolName = Literal["native", "occubench"]
 EpisodeStatus = Literal["open", "submitted", "judged", "expired"]
 
 

@@ -115,10 +115,14 @@ class TenantUsage(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    status: Literal["ok", "unavailable"] = Field(
+        default="ok", description="unavailable (answered 503) when a dependency cannot be reached.")
     version: str
     tasks: int
     open_endpoints: int = Field(description="Episodes with a live MCP endpoint in this process.")
+    dependencies: dict[str, Literal["ok", "unavailable"]] = Field(
+        default_factory=dict, description="store, and redis when usage is shared: whether this process reaches "
+        "them (the cause is in the service's log).")
 
 
 class ViewerLinkRequest(BaseModel):

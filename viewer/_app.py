@@ -12,11 +12,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Lifespan
 
+from occusim.environments import OccusimError
+
+from ._labelling import LabelDesk, save_labels
 from ._models import EpisodeSource
 from ._render import STATIC, render_episode, render_index
 
@@ -33,7 +36,7 @@ PAGE_HEADERS = {
 }
 
 
-class AccessDenied(Exception):
+class AccessDenied(OccusimError):
     """The request may not see these pages (or this episode); answered as a plain-text error."""
 
     def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None) -> None:
@@ -46,8 +49,9 @@ def _base(request: Request) -> str:
     return str(request.scope.get("root_path", "")).rstrip("/")
 
 
-def viewer_routes(source_for: SourceFor) -> list[BaseRoute]:
-    """`/` (the index, filtered by its query string), `/episodes/{id}` and `/static/...`."""
+def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None) -> list[BaseRoute]:
+    """`/` (the index, filtered by its query string), `/episodes/{id}` and `/static/...`; with `labels`, the
+    episode pages carry the labelling form, which posts to `/labels/{id}`."""
 
     async def index(request: Request) -> Response:
         try:
@@ -55,8 +59,12 @@ def viewer_routes(source_for: SourceFor) -> list[BaseRoute]:
         except AccessDenied as denied:
             return _denied(denied)
         entries = await source.entries()
-        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=source.title,
-                            limited=source.limited)
+        title = source.title
+        if labels is not None:
+            title = labels.title(title, await labels.progress(entries))
+            entries = [labels.shown_entry(entry) for entry in entries]
+        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=title,
+                            limited=source.limited, blind=labels is not None and labels.blind)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
     async def episode(request: Request) -> Response:
@@ -68,27 +76,49 @@ def viewer_routes(source_for: SourceFor) -> list[BaseRoute]:
         detail = await source.episode(episode_id)
         if detail is None:
             return PlainTextResponse(f"no episode {episode_id!r} here", status_code=404, headers=PAGE_HEADERS)
-        page = render_episode(detail, base=_base(request), source_title=source.title)
+        form, title = None, source.title
+        if labels is not None:
+            saved = request.query_params.get("saved", "")
+            form = await labels.form(detail, source, base=_base(request),
+                                     saved=int(saved) if saved.isdigit() else None)
+            detail, title = labels.shown_detail(detail), labels.title(title)
+        page = render_episode(detail, base=_base(request), source_title=title, labelling=form)
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
-    return [
+    async def label(request: Request) -> Response:
+        assert labels is not None
+        try:
+            source = await source_for(request)
+        except AccessDenied as denied:
+            return _denied(denied)
+        status, text = await save_labels(request, source, labels)
+        if status == 303:
+            return RedirectResponse(_base(request) + text, status_code=303, headers=PAGE_HEADERS)
+        return PlainTextResponse(text, status_code=status, headers=PAGE_HEADERS)
+
+    routes: list[BaseRoute] = [
         Route("/", index, methods=["GET"], name="viewer_index"),
         Route("/episodes/{episode_id:path}", episode, methods=["GET"], name="viewer_episode"),
         Mount("/static", StaticFiles(directory=STATIC), name="viewer_static"),
     ]
+    if labels is not None:
+        routes.append(Route("/labels/{episode_id:path}", label, methods=["POST"], name="viewer_labels"))
+    return routes
 
 
 def _denied(denied: AccessDenied) -> Response:
     return PlainTextResponse(str(denied), status_code=denied.status_code, headers=PAGE_HEADERS | denied.headers)
 
 
-def viewer_app(source: EpisodeSource, *, lifespan: Lifespan[Starlette] | None = None) -> Starlette:
+def viewer_app(source: EpisodeSource, *, lifespan: Lifespan[Starlette] | None = None,
+               labels: LabelDesk | None = None) -> Starlette:
     """The local viewer over one source, for loopback only: other Host names (DNS rebinding) are refused.
 
-    `lifespan` runs around serving (to close what the source reads from when the server stops)."""
+    `lifespan` runs around serving (to close what the source reads from when the server stops); `labels` turns
+    on labelling mode (a reviewer's labels saved to its file)."""
 
     async def fixed(_request: Request) -> EpisodeSource:
         return source
 
     loopback = Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
-    return Starlette(routes=viewer_routes(fixed), middleware=[loopback], lifespan=lifespan)
+    return Starlette(routes=viewer_routes(fixed, labels=labels), middleware=[loopback], lifespan=lifespan)

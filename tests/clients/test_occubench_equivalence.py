@@ -22,7 +22,7 @@ import pytest
 from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
 
 from occusim.analysis import load_rows
-from occusim.environments import load_harness
+from occusim.occubench import load_harness
 from tests.helpers import occubench_sample_path
 
 SAMPLE = occubench_sample_path()

@@ -8,10 +8,11 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 
-from occusim.environments import RAW_ARGUMENTS_META, HarnessPrompts, Usage
+from occusim.clients import AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
+from occusim.environments import RAW_ARGUMENTS_META, SUBMIT_TOOL, Usage
 from occusim.llm import LLMOutputError, ModelConfig, UsageLedger, complete, derived_seed
 
-from ._conversation import SUBMIT_TOOL, AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
+from ._harness import HarnessPrompts
 
 # A reply whose tool-call arguments the gateway cannot read is asked for again, this many times in a row.
 _UNREADABLE_REPLIES = 3

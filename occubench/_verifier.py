@@ -8,14 +8,19 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from occusim.environments import EpisodeRecord, HarnessPrompts, Task, Usage
+from occusim.environments import EpisodeRecord, Task, Usage
+from occusim.judge import (
+    VERIFICATION_PLAN_ID,
+    ItemVerdict,
+    JudgedCheck,
+    JudgeModelError,
+    Verdict,
+    Vote,
+    tally,
+)
 from occusim.llm import LLMError, ModelConfig, complete, derived_seed, sum_usage
 
-from ._errors import JudgeModelError
-from ._judge import VERIFICATION_PLAN_ID
-from ._prompt import JudgedCheck
-from ._verdict import ItemVerdict, Verdict, Vote
-from ._voting import tally
+from ._harness import HarnessPrompts
 
 
 def occubench_action(tool: str, raw_arguments: str) -> str:
