@@ -21,6 +21,7 @@ class Figure:
     name: str
     title: str
     png: bytes
+    note: str = ""  # what the reader should know to read it (say, that it has nothing to draw)
 
 
 def _pyplot() -> Any:
@@ -68,7 +69,12 @@ def completion_by_category(metrics: RunMetrics) -> Figure | None:
     axes.set_title("Completion by category and fault mode")
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="lower right", fontsize=8)
-    return Figure("completion_by_category", "Completion by category and fault mode", _png(figure))
+    note = ""
+    if all(not rate.rate for cells in table.values() for rate in cells.values()):
+        note = "Every completion rate is 0: no episode passed, so there is no bar to draw."
+        axes.text(0.5, 0.5, "every completion rate is 0\n(no bar to draw)", transform=axes.transAxes,
+                  ha="center", va="center", color="#5b6770")
+    return Figure("completion_by_category", "Completion by category and fault mode", _png(figure), note)
 
 
 def degradation(metrics: RunMetrics) -> Figure | None:

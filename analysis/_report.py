@@ -69,15 +69,23 @@ def _cell(rate: Rate | None) -> str:
     return f"{rate.passed}/{rate.total} {_percent(rate.rate)} {_interval(rate.ci)}"
 
 
+def cost_text(usage: Usage) -> str:
+    """A role's cost, written the same way for every role: nothing spent without a call, and "not priced"
+    only for calls whose model has no listed price."""
+    if usage.calls == 0:
+        return "$0.0000 (no call)"
+    return "not priced" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+
+
 def _usage_row(role: str, usage: Usage) -> list[str]:
-    cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    cost = cost_text(usage)
     return [role, f"{usage.calls:,}", f"{usage.cached_calls:,}", f"{usage.prompt_tokens:,}",
             f"{usage.completion_tokens:,}", cost]
 
 
 def _robustness(value: Robustness) -> str:
     if value.value is None:
-        return f"undefined - {value.note}"
+        return value.note
     label = " (partial)" if value.partial else ""
     return f"{value.value:.3f}{label}, 95 % CI {_interval(value.ci, '.3f')} - {value.note}"
 
@@ -141,7 +149,8 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
         _faults_table(metrics),
         Table("Tokens and cost by role", ["Role", "Calls", "Cached", "Prompt tokens", "Completion tokens", "Cost"],
               [_usage_row(role, metrics.usage_by_role[role]) for role in ROLES],
-              note="Includes the attempts that ended in infrastructure errors; cost is unknown for unpriced models."),
+              note="Includes the attempts that ended in infrastructure errors; a model without a listed price "
+                   "(litellm's price map) is not priced."),
         _audit_table(rows),
         _task_table(rows),
     ]
@@ -216,6 +225,8 @@ def render_markdown(report: Report, *, images: dict[str, str] | None = None) -> 
     for figure in report.figures:
         if images and figure.name in images:
             lines += ["", f"![{figure.title}]({images[figure.name]})"]
+            if figure.note:
+                lines += ["", figure.note]
     for table in report.tables:
         lines += ["", f"## {table.title}", ""]
         if table.note:
@@ -249,8 +260,11 @@ def render_html(report: Report) -> str:
     ]
     for figure in report.figures:
         data = base64.b64encode(figure.png).decode("ascii")
-        parts.append(f'<figure id="{esc(figure.name)}"><figcaption>{esc(figure.title)}</figcaption>'
+        note = f'<p class="note">{esc(figure.note)}</p>' if figure.note else ""
+        parts.append(f'<figure id="{esc(figure.name)}"><figcaption>{esc(figure.title)}</figcaption>{note}'
                      f'<img class="plot" alt="{esc(figure.title)}" src="data:image/png;base64,{data}"></figure>')
+    if not report.figures:
+        parts.append('<p class="note">No chart: the run has no scored episode to draw.</p>')
     for table in report.tables:
         parts.append(f"<h2>{esc(table.title)}</h2>")
         if table.note:

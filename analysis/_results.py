@@ -132,6 +132,9 @@ class ResultRow(BaseModel):
     transport: Transport
     status: RowStatus
     error: str | None = Field(default=None, description="Why the episode is an infra_error.")
+    configuration_error: str | None = Field(
+        default=None, description="The setting to check when the infra_error is the configuration's (an endpoint "
+        "refused or unknown, a key missing or refused, an unknown model): the run stops at the first.")
     attempts: int = 1
     episode_id: str | None = None
     score: float | None = None

@@ -29,6 +29,7 @@ from ._executor import Executor, WorkPlan
 from ._local_executor import LocalExecutor
 from ._process_executor import ProcessExecutor
 from ._replay_agent import REPLAY_AGENT
+from ._setup_errors import configuration_setting
 from ._transports import EpisodeTransport, HttpTransport, InProcessTransport, StdioTransport
 from ._worker_spec import WorkerSpec, forwarded_environment
 
@@ -50,6 +51,8 @@ class BatchSummary:
     # Combinations left unscheduled because --max-cost was reached (a later run picks them up).
     unscheduled: int = 0
     spent_usd: float | None = None
+    # The row of the first configuration error, which stopped the run (its setting says what to fix).
+    stopped_by: ResultRow | None = None
 
 
 class BatchRunner:
@@ -106,6 +109,7 @@ class BatchRunner:
                 await self._execute(work_plan)
             summary.new_rows = work_plan.rows
             summary.unscheduled = work_plan.unscheduled
+            summary.stopped_by = work_plan.stopped_by
             summary.spent_usd = budget.spent if budget is not None else None
         summary.ran = len(summary.new_rows)
         summary.rows = self.folder.latest_rows()
@@ -169,9 +173,10 @@ class BatchRunner:
                          duration=0.0)
 
     def _row(self, combo: Combination, *, status: RowStatus, attempts: int, usage: dict[str, Usage],
-             duration: float, error: str | None = None) -> ResultRow:
+             duration: float, error: str | None = None, configuration_error: str | None = None) -> ResultRow:
         assert self.scorer is not None
-        return self.scorer.row(combo, status=status, attempts=attempts, usage=usage, duration=duration, error=error)
+        return self.scorer.row(combo, status=status, attempts=attempts, usage=usage, duration=duration, error=error,
+                               configuration_error=configuration_error)
 
     async def _open_transport(self, selection: Selection, store: Store) -> EpisodeTransport:
         config, protocol = self.config, selection.protocol
@@ -199,6 +204,12 @@ class BatchRunner:
                     return await self._episode(combo, attempt, spent, started)
             except Exception as failure:  # classified below: infrastructure is retried, anything else is not
                 error = failure
+                setting = configuration_setting(failure)
+                if setting is not None:  # retrying cannot help, and the run stops here
+                    log.error("episode %s/%s/trial %d: %s", *combo.key, describe(failure))
+                    return self._row(combo, status="infra_error", error=describe(failure), attempts=attempt,
+                                     usage=spent.by_role, duration=time.perf_counter() - started,
+                                     configuration_error=setting)
                 if not infra_failure(failure):
                     log.exception("episode %s/%s/trial %d failed unexpectedly", *combo.key)
                     break

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from occusim.analysis import Combination, RunConfig, RunDir, RunError
-from occusim.environments import Catalog, Task, add_exemplars, bundled_may_match, load_catalog
+from occusim.environments import (
+    Catalog,
+    Task,
+    UnknownTaskError,
+    add_exemplars,
+    bundled_may_match,
+    load_catalog,
+)
 
 from ._cost_estimate import CostEstimate
 from ._protocols import load_protocol
@@ -45,14 +52,17 @@ def combinations(config: RunConfig, tasks: list[Task]) -> list[Combination]:
 def select(config: RunConfig, catalog: Catalog | None = None) -> Selection:
     """Load the catalog (unless given) and the run's protocol; the tasks the run selects.
 
-    Raises RunError for a selection nothing matches or the run cannot play, and the protocol's own
+    Raises RunError for a selector that matches nothing, a selection the run cannot play, and the protocol's own
     loading error (HarnessError: OccuBench's harness missing) as it is.
     """
     if catalog is None:
         catalog = load_catalog(config.sources, bundled=bool(config.exemplars) or bundled_may_match(config.tasks))
     if config.exemplars:
         add_exemplars(catalog, config.exemplars)
-    tasks = catalog.select(config.tasks)
+    try:
+        tasks = catalog.select_each(config.tasks)
+    except UnknownTaskError as error:
+        raise RunError(f"--tasks: {error}") from None
     if not tasks:
         raise RunError(f"no task matches {config.tasks!r}; see `occusim list` for task, scenario and category ids")
     if config.agent_model == REPLAY_AGENT:

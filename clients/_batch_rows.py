@@ -39,7 +39,7 @@ class Scorer:
 
     def row(self, combo: Combination, *, status: RowStatus, attempts: int, usage: dict[str, Usage], duration: float,
             error: str | None = None, record: EpisodeRecord | None = None, run: AgentRun | None = None,
-            verdict: Verdict | None = None) -> ResultRow:
+            verdict: Verdict | None = None, configuration_error: str | None = None) -> ResultRow:
         config, protocol = self.config, self.selection.protocol
         task = self.selection.catalog.task(combo.task_id)
         scenario = self.selection.catalog.scenario_of(task)
@@ -51,7 +51,8 @@ class Scorer:
             fault_mode=combo.fault_mode, fault_count=config.fault_count, fault_duration=config.fault_duration,
             trial=combo.trial, seed=config.trial_seed(combo.trial), agent_model=config.agent_model,
             world_model=config.world_model, judge_model=config.judge_model, transport=config.transport,
-            status=status, error=error, attempts=attempts, episode_id=record.id if record else None,
+            status=status, error=error, configuration_error=configuration_error, attempts=attempts,
+            episode_id=record.id if record else None,
             score=scored.score if scored else None, passed=bool(scored.passed) if scored else None,
             verdict=verdict, **_judge_counts(verdict),
             usage={role: usage.get(role, Usage()) for role in ("agent", "world_model", "judge")},

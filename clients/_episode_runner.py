@@ -26,6 +26,7 @@ from ._agent import Agent
 from ._batch_plan import Selection
 from ._conversation import AgentRun
 from ._replay_agent import ReplayAgent
+from ._setup_errors import world_model_setup_error
 from ._transports import EpisodeTransport
 
 log = logging.getLogger("occusim.clients")
@@ -110,7 +111,9 @@ class EpisodeRunner:
         return self.selection.protocol.agent(self.agent_model, task, self.config)
 
     async def play(self, combo: Combination, spent: UsageLedger) -> PlayedEpisode:
-        """Play one episode to its submission; InfraError when the world model was down or nothing was submitted.
+        """Play one episode to its submission; InfraError when the world model was down or nothing was submitted,
+        and the world model's configuration error when its outage came from a setting (a missing key, an
+        unknown model).
 
         The agent's and the world model's usage is added to `spent` as it is known, failures included.
         """
@@ -131,6 +134,9 @@ class EpisodeRunner:
         spent.add("world_model", sum_usage(step.usage for step in record.steps))
         outages = [step for step in record.steps if is_world_model_outage(step)]
         if outages:
+            setup = world_model_setup_error(outages[0].error, config.world_model)
+            if setup is not None:
+                raise setup
             raise InfraError(f"world model outage at step {outages[0].index}: {outages[0].error}")
         if record.status == "open":
             raise InfraError(f"episode {record.id} was never submitted (the agent stopped: {run and run.ended})")

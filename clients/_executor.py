@@ -52,10 +52,13 @@ class WorkPlan:
         self._lost: dict[tuple[str, str, int], int] = {}
         self._out: set[tuple[str, str, int]] = set()
         self.rows: list[ResultRow] = []
+        # The first configuration error (the setting to check): no further combination is handed out.
+        self.stopped_by: ResultRow | None = None
 
     def take(self) -> Combination | None:
-        """The next combination to run, or None when none is left or the cost cap is reached."""
-        if not self._pending or (self.budget is not None and self.budget.spent_out):
+        """The next combination to run, or None when none is left, the cost cap is reached or a configuration
+        error stopped the run."""
+        if not self._pending or self._halted:
             return None
         combo = self._pending.popleft()
         self._out.add(combo.key)
@@ -68,11 +71,16 @@ class WorkPlan:
     @property
     def finished(self) -> bool:
         """Nothing runs and nothing more will be handed out."""
-        return not self._out and (not self._pending or (self.budget is not None and self.budget.spent_out))
+        return not self._out and (not self._pending or self._halted)
+
+    @property
+    def _halted(self) -> bool:
+        return self.stopped_by is not None or (self.budget is not None and self.budget.spent_out)
 
     @property
     def unscheduled(self) -> int:
-        """Combinations never handed out (left for a later run once the cost cap stopped this one)."""
+        """Combinations never handed out (left for a later run once the cost cap or a configuration error
+        stopped this one)."""
         return len(self._pending)
 
     async def finish(self, row: ResultRow) -> None:
@@ -86,6 +94,8 @@ class WorkPlan:
             row = row.model_copy(update={"attempts": row.attempts + lost})
         if self.budget is not None:
             self.budget.add(row)
+        if row.configuration_error is not None and self.stopped_by is None:
+            self.stopped_by = row
         self.rows.append(row)
         await self._record(row)
 

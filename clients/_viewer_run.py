@@ -43,9 +43,11 @@ class RunEpisodes:
         return [_entry(row) for row in await self._rows()]
 
     async def episode(self, episode_id: str) -> EpisodeDetail | None:
-        row = next((row for row in await self._rows() if row.episode_id == episode_id), None)
-        if row is None:
+        listed = [row for row in await self._rows() if row.episode_id is not None]
+        place = next((number for number, row in enumerate(listed) if row.episode_id == episode_id), None)
+        if place is None:
             return None
+        row = listed[place]
         stored = await self.episodes.episode(episode_id) if self.episodes is not None else None
         entry = _entry(row)
         if stored is not None:
@@ -57,13 +59,17 @@ class RunEpisodes:
             entry=entry, record=stored.record if stored is not None else None,
             verdict=row.verdict or (stored.verdict if stored is not None else None),
             usage=dict(row.usage), final_answer=row.final_answer, duration_s=row.duration_s, note=note,
+            messages=list(row.messages),
+            previous_id=listed[place - 1].episode_id if place > 0 else None,
+            next_id=listed[place + 1].episode_id if place + 1 < len(listed) else None,
         )
 
 
 def _entry(row: ResultRow) -> EpisodeEntry:
     return EpisodeEntry(
         episode_id=row.episode_id, task_id=row.task_id, scenario_id=row.scenario_id, category=row.category,
-        fault_mode=row.fault_mode, trial=row.trial, world_model=row.world_model, status=row.status,
+        fault_mode=row.fault_mode, trial=row.trial, world_model=row.world_model, agent_model=row.agent_model,
+        judge_model=row.judge_model, faults_planned=row.faults_planned, faults_met=row.faults_met, status=row.status,
         passed=row.passed, score=row.score, steps=row.steps, faults=list(row.faults_injected), error=row.error,
         flags=_flag_kinds(row), created_at=row.finished_at,
     )

@@ -83,19 +83,37 @@ class Catalog:
         A pattern is a glob on the task id (`occubench/*`), the scenario id, or the category slug
         (`healthcare-life-sciences`); `all`, `*` or nothing selects every task.
         """
-        if selector is None:
-            return list(self.tasks.values())
-        patterns = [p.strip() for p in (selector.split(",") if isinstance(selector, str) else selector)]
-        patterns = [p for p in patterns if p]
+        patterns = _patterns(selector)
         if not patterns or "all" in patterns:
             return list(self.tasks.values())
         chosen: list[Task] = []
         for task in self.tasks.values():
-            scenario = self.scenario_of(task)
-            keys = (task.id, scenario.id, category_slug(scenario.category))
+            keys = self._keys(task)
             if any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns for key in keys):
                 chosen.append(task)
         return chosen
+
+    def select_each(self, selector: str | Iterable[str] | None = None) -> list[Task]:
+        """Like `select`, but every pattern must match a task: a typo among several is not dropped silently.
+        Raises UnknownTaskError for the first pattern that matches nothing, naming the nearest ids."""
+        patterns = _patterns(selector)
+        if patterns and "all" not in patterns:
+            keys = {key for task in self.tasks.values() for key in self._keys(task)}
+            for pattern in patterns:
+                if not any(fnmatch.fnmatchcase(key, pattern) for key in keys):
+                    raise UnknownTaskError("task, scenario or category", pattern, sorted(keys))
+        return self.select(patterns)
+
+    def _keys(self, task: Task) -> tuple[str, str, str]:
+        scenario = self.scenario_of(task)
+        return (task.id, scenario.id, category_slug(scenario.category))
+
+
+def _patterns(selector: str | Iterable[str] | None) -> list[str]:
+    if selector is None:
+        return []
+    patterns = [p.strip() for p in (selector.split(",") if isinstance(selector, str) else selector)]
+    return [p for p in patterns if p]
 
 
 def _same_origin(first: str, second: str) -> bool:

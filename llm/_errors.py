@@ -53,3 +53,22 @@ class LLMOutputError(LLMError):
             excerpt = text if len(text) <= 200 else text[:200] + "..."
             message = f"{message}; model output began: {excerpt!r}"
         super().__init__(message)
+
+
+class ProviderConfigError(ProviderError):
+    """The provider cannot be used as configured: the connection was refused, the host is unknown, the key is
+    missing or refused (401/403), or the model is unknown. Never retried: a run stops at the first one.
+
+    `kind` says which of these it was; `setting` names what to check: the endpoint URL and the variable that
+    sets it, or the key's variable. `summary` (what agents may see) carries the kind, never the URL.
+    """
+
+    def __init__(self, model: str, attempts: int, cause: BaseException, *, kind: str, setting: str) -> None:
+        super().__init__(model, attempts, cause, hint=f"{CONFIGURATION_ERROR}, {kind}: {setting}")
+        self.kind = kind
+        self.setting = setting
+        self.summary = f"{self.summary}; {CONFIGURATION_ERROR}: {kind}"
+
+
+# The words a configuration error's summary carries, by which a recorded step's error is recognised as one.
+CONFIGURATION_ERROR = "configuration error"

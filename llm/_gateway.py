@@ -94,6 +94,7 @@ async def complete(
         retry or RetryPolicy.from_env(),
         config.model,
         role,
+        config,
     )
     latency_ms = (time.perf_counter() - started) * 1000.0
     if config.is_scripted or config.is_local:

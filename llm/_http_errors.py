@@ -73,6 +73,11 @@ class APIConnectionError(TransientHTTPError):
     pass
 
 
+class EndpointUnreachableError(ProviderHTTPError):
+    """The endpoint refused the connection or its host name does not resolve: a setting to fix, not an outage
+    that waiting cures (a connection reset or a dropped connection stays an APIConnectionError)."""
+
+
 _BY_STATUS: dict[int, type[ProviderHTTPError]] = {
     400: BadRequestError,
     401: AuthenticationError,

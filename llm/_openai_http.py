@@ -19,8 +19,9 @@ import orjson
 
 from ._config import ModelConfig
 from ._errors import ProviderAnswerError
-from ._http_errors import APIConnectionError, Timeout, status_error
+from ._http_errors import APIConnectionError, EndpointUnreachableError, Timeout, status_error
 from ._prices import listed_cost
+from ._provider_setup import unreachable_cause
 from ._usage import reused_prompt_tokens
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ async def post_chat(route: DirectRoute, body: dict[str, Any], timeout: float) ->
     except TimeoutError as error:
         raise Timeout(f"no answer from {route.url} within {timeout:g} s") from error
     except aiohttp.ClientError as error:
+        if unreachable_cause(error):
+            raise EndpointUnreachableError(f"cannot reach {route.url}: {type(error).__name__}: {error}") from error
         raise APIConnectionError(f"cannot reach {route.url}: {type(error).__name__}: {error}") from error
     if status >= 400:
         raise status_error(status, _error_message(raw))

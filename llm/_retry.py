@@ -9,8 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ._errors import LLMError, ProviderAnswerError, ProviderError
+from ._config import ModelConfig
+from ._errors import LLMError, ProviderAnswerError, ProviderConfigError, ProviderError
 from ._http_errors import ProviderHTTPError
+from ._provider_setup import configuration_kind, setting_to_check
 
 T = TypeVar("T")
 
@@ -75,8 +77,10 @@ def _hint(error: BaseException, role: str) -> str:
     return ""
 
 
-async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, model: str, role: str) -> T:
-    """Run `call`, retrying transient provider failures; raise ProviderError when they persist."""
+async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, model: str, role: str,
+                       config: ModelConfig | None = None) -> T:
+    """Run `call`, retrying transient provider failures; raise ProviderError when they persist, and
+    ProviderConfigError at once for a failure of the configuration (naming the setting, from `config`)."""
     attempts = max(1, policy.attempts)
     for attempt in range(1, attempts + 1):
         try:
@@ -86,6 +90,10 @@ async def with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolicy, mo
                 raise
             if not _is_provider_error(error):
                 raise
+            kind = configuration_kind(error)
+            if kind is not None:
+                setting = setting_to_check(kind, config or ModelConfig(model), role)
+                raise ProviderConfigError(model, attempt, error, kind=kind, setting=setting) from error
             if not is_transient(error) or attempt == attempts:
                 raise ProviderError(model, attempt, error, hint=_hint(error, role)) from error
             await asyncio.sleep(policy.delay(attempt))

@@ -15,6 +15,7 @@ from occusim.environments import EpisodeRecord, FaultSettings, SimulationMode
 from ._episodes import EpisodeService
 from ._judging import BackgroundJudging
 from ._mcp_server import build_mcp_server
+from ._stdin import interruptible_stdin
 
 log = logging.getLogger("occusim.server")
 
@@ -36,7 +37,8 @@ async def serve_stdio(
     judging = BackgroundJudging()
     server = build_mcp_server(episode, judging=judging)
     try:
-        async with stdio_server(stdout=anyio.wrap_file(protocol_stdout())) as (read_stream, write_stream):
+        async with stdio_server(stdin=interruptible_stdin(), stdout=anyio.wrap_file(protocol_stdout())) as (
+                read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         await judging.drain()

@@ -14,6 +14,7 @@ from ._api_models import (
 from ._config import (
     ConfigError,
     ServiceSettings,
+    data_dir,
     default_store_url,
     is_loopback,
     load_settings,
@@ -42,6 +43,7 @@ __all__ = [
     "ViewerLinkRequest",
     "ViewerLinkResponse",
     "create_app",
+    "data_dir",
     "default_store_url",
     "host_guard",
     "is_loopback",

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from occusim.environments import Catalog, EpisodeRecord
 from occusim.judge import Verdict
-from occusim.server import EPISODE_ID, EpisodeNotFoundError, EpisodeSummary, Judgment, Store
+from occusim.server import EPISODE_ID, EpisodeNotFoundError, EpisodeSummary, Judgment, Store, fault_tally
 from occusim.viewer import EpisodeDetail, EpisodeEntry, step_flags
 
 # The index lists the newest episodes of a store up to this many.
@@ -55,7 +55,11 @@ class StoreEpisodes:
         entry = self._entry(record, judgment)
         entry.faults = [step.fault.label for step in record.steps if step.fault is not None]
         entry.flags = sorted({flag["kind"] for step in record.steps for flag in step_flags(step)})
-        return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note)
+        tally = fault_tally(record.faults, record.task_id, record.steps)
+        entry.faults_planned, entry.faults_met = tally.planned, tally.met
+        task = self.catalog.tasks.get(record.task_id) if self.catalog is not None else None
+        return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note,
+                             instruction=task.instruction if task is not None else None)
 
     async def _record(self, episode_id: str) -> EpisodeRecord | None:
         if not EPISODE_ID.fullmatch(episode_id):

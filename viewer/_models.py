@@ -7,7 +7,7 @@ episodes in the hosted service); each source fills them in its own `EpisodeSourc
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -25,11 +25,15 @@ class EpisodeEntry(BaseModel):
     fault_mode: str
     trial: int | None = None
     world_model: str = ""
+    agent_model: str = ""
+    judge_model: str = ""
     status: str = Field(description="The run row's status (ok, unjudged, infra_error) or the episode's.")
     passed: bool | None = None
     score: float | None = None
     steps: int = 0
     faults: list[str] = Field(default_factory=list, description="Labels of the faults the agent met.")
+    faults_planned: int | None = Field(default=None, description="Faults the server planned (None: not known).")
+    faults_met: int | None = Field(default=None, description="Planned faults the episode met.")
     flags: list[str] = Field(default_factory=list, description="Kinds of the simulator audit's flags, if any.")
     error: str | None = None
     created_at: datetime | None = None
@@ -45,6 +49,11 @@ class EpisodeDetail(BaseModel):
     final_answer: str | None = Field(default=None, description="The submitted answer, when no record holds it.")
     duration_s: float | None = None
     note: str | None = Field(default=None, description="Why something is missing, shown on the page.")
+    instruction: str | None = Field(default=None, description="The task's instruction, where the catalog is known.")
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="The agent's messages, OpenAI format.")
+    previous_id: str | None = Field(default=None, description="The episode listed before this one.")
+    next_id: str | None = Field(default=None, description="The episode listed after this one.")
+    report_href: str | None = Field(default=None, description="Where the run's report is, when it has one.")
 
 
 class EpisodeSource(Protocol):

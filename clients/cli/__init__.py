@@ -40,7 +40,7 @@ EPILOG = """\
 examples:
   occusim list --category healthcare-life-sciences
   occusim validate --source occubench:path/to/OccuBench
-  occusim serve triage-nurse/chest-pain-intake --faults E2 --seed 7
+  occusim serve emergency-dispatcher/chest-pain-delta --faults E2 --seed 7
   occusim serve --http --port 8000
 
 Run `occusim COMMAND --help` for a command's options.

@@ -29,13 +29,16 @@ already scored, so an interrupted run resumes where it stopped.
 
 Infrastructure failures (a provider outage of any model, a broken transport, an episode past
 --episode-timeout) are retried up to --infra-retries times, then recorded as infra_error: they are never
-counted as agent failures and are reported separately.
+counted as agent failures and are reported separately. A configuration error (an endpoint that refuses
+the connection or whose host does not resolve, a key missing or refused, an unknown model) is not retried:
+the run stops at the first, names the URL or variable to check, and exits with status 3, as does a run whose
+every episode was an infrastructure error.
 
 Episodes run in --workers processes on this machine, sharing --concurrency, the store and the run folder.
 By default one process runs up to 128 episodes at once, and each further 128 get a process of their own, up
 to one per core: one process waiting on the network keeps that many busy for a fraction of a core, and each
 process costs a start-up (see bench/bench_vs_occubench.py). --executor ray spreads them over the nodes of a
-Ray cluster instead; --executor ray spreads them over the nodes of a Ray cluster instead. Either way
+Ray cluster instead. Either way
 this process alone writes OUT/results.jsonl, and a worker that dies has its episodes run again.
 --max-cost stops starting episodes once this invocation has spent that much (run again to go on), and
 --dry-run prints the combinations and their estimated cost without running anything.
@@ -219,24 +222,9 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     except ScenarioErrors as error:
         return report_catalog_problems("run", error.errors)
-    from occusim.analysis import compute_metrics
+    from ._run_summary import print_summary
 
-    metrics = compute_metrics(summary.rows, intervals=False)  # the summary prints no interval
-    completion = metrics.completion
-    rate = "n/a" if completion.rate is None else f"{completion.rate:.1%}"
-    print(f"occusim run: {summary.ran} episode(s) run, {summary.skipped} already done; completion {rate} "
-          f"({completion.passed}/{completion.total}), {metrics.infra_errors} infrastructure error(s)")
-    for mode, mode_rate in metrics.by_fault_mode.items():
-        print(f"  {mode}: {mode_rate.passed}/{mode_rate.total}")
-    robustness = metrics.robustness
-    print(f"  robustness: {'undefined' if robustness.value is None else f'{robustness.value:.3f}'} ({robustness.note})")
-    if summary.spent_usd is not None:
-        print(f"  spent: ${summary.spent_usd:.4f} of --max-cost ${config.max_cost:g}")
-    if summary.unscheduled:
-        print(f"  stopped at --max-cost: {summary.unscheduled} combination(s) not started; run again with the same "
-              "--out (and a new --max-cost) to go on")
-    print(f"  results: {summary.run_dir / 'results.jsonl'}; report: occusim report {summary.run_dir}")
-    return 0
+    return print_summary(summary)
 
 
 def _collect_less() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import logging
 import math
@@ -194,17 +195,31 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
         await store.close()
         return _usage(str(error))
     start_importing_litellm()
+    interrupted = False
     try:
         service = EpisodeService(catalog, store, world_model=args.world_model, protocol=protocol,
                                  judge=protocol.judge_hook(args.judge_model, catalog),
                                  **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}))
+        # MCP clients read only stdout; a person who started this in a terminal learns what it waits for.
+        print(f"occusim serve: {args.task_id} is served over MCP on stdin/stdout; waiting for an MCP client "
+              "(Ctrl+C stops)", file=sys.stderr, flush=True)
         try:
             record = await serve_stdio(service, args.task_id, faults=faults, mode=mode,
                                        episode_id=args.episode_id)
         except EpisodeError as error:
             return _usage(str(error))
+        except asyncio.CancelledError:  # Ctrl+C: asyncio.run cancels this task
+            interrupted = True
     finally:
         await store.close()
+    if interrupted:
+        print(f"occusim serve: interrupted; stopped, the episode's steps so far are in {_shown(store.url)}",
+              file=sys.stderr)
+        # A read of stdin that was waiting for the client is abandoned in its thread, which only the end of
+        # the process stops: the interpreter's ordinary exit would wait for it.
+        from . import exit_at_once
+
+        exit_at_once(130)
     print(f"occusim serve: episode {record.id}: {record.status}, {len(record.steps)} steps in {_shown(store.url)}",
           file=sys.stderr)
     return 0

@@ -94,3 +94,28 @@ def test_plots_render_in_headless_chromium(run_dir: Path, tmp_path: Path, chromi
     for complete, size in sizes:
         width, height = (int(value) for value in size.split("x"))
         assert complete == "true" and width > 300 and height > 150
+
+
+def test_a_run_where_nothing_passed_says_so_in_its_chart_and_its_words():
+    rows = [row.model_copy(update={"passed": False, "score": 0.0} if row.scored else {})
+            for row in synthetic_rows() if row.fault_mode == "E0"]
+    config = RunConfig(agent_model="agent-x", world_model="world-y", judge_model="judge-z", faults=["E0"])
+
+    report = build_report(config, rows)
+    page = render_html(report)
+
+    (chart,) = [figure for figure in report.figures if figure.name == "completion_by_category"]
+    assert chart.note.startswith("Every completion rate is 0")
+    assert "no bar to draw" in page
+    facts = dict(report.facts)
+    assert "undefined - " not in facts["Robustness"] and facts["Robustness"].startswith("undefined: no scored E1")
+
+
+def test_cost_is_written_the_same_way_for_every_role():
+    from occusim.analysis._report import cost_text
+    from occusim.environments import Usage
+
+    assert cost_text(Usage()) == "$0.0000 (no call)"
+    assert cost_text(Usage(calls=3, cost_usd=0.0)) == "$0.0000"
+    assert cost_text(Usage(calls=3, cost_usd=0.01234)) == "$0.0123"
+    assert cost_text(Usage(calls=3)) == "not priced"

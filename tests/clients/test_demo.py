@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from occusim.analysis import RunDir, load_rows
 from occusim.clients.cli import main
 from occusim.environments import load_catalog
 from tests.helpers import TASK_A, ReplayWorld, passing_judge
 
 
 @pytest.fixture(autouse=True)
-def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
+def wide_console(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COLUMNS", "240")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     for name in ("OCCUSIM_MODEL", "OCCUSIM_AGENT_MODEL", "OCCUSIM_WORLD_MODEL_MODEL", "OCCUSIM_JUDGE_MODEL"):
         monkeypatch.delenv(name, raising=False)
 
@@ -49,3 +53,25 @@ def test_demo_uses_the_env_var_for_a_role_and_refuses_unknown_tasks(monkeypatch:
 
     assert main(["demo", "no-such/task"]) == 2
     assert "no-such/task" in capsys.readouterr().err
+
+
+def test_the_demo_keeps_a_run_folder_that_view_and_report_open(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    status = main(["demo", TASK_A, "--world-model", ReplayWorld().model, "--judge-model", passing_judge(),
+                   "--faults", "E2"])
+
+    out = capsys.readouterr().out
+    assert status == 0, out
+    (folder,) = (tmp_path / "data" / "occusim" / "demo").iterdir()
+    assert f"kept in {folder}" in out
+    assert f"occusim view {folder}" in out
+    report = folder / "report.html"
+    assert f"occusim report {folder} --format html --out {report}" in out
+    config, (row,) = load_rows(folder)
+    assert row.task_id == TASK_A and row.passed is True and row.episode_id and row.messages
+    assert (row.faults_planned, row.faults_met) == (2, 2) and config.agent_model == "reference-replay"
+    assert (folder / "episodes.db").is_file() and RunDir(folder).default_db.endswith("episodes.db")
+
+    # The printed commands work on what the demo left.
+    assert main(["report", str(folder), "--format", "html", "--out", str(report)]) == 0
+    assert TASK_A in report.read_text() or "completion" in report.read_text().lower()
+

@@ -16,7 +16,16 @@ import httpx2
 import pytest
 
 from occusim.clients.cli import main
-from tests.helpers import CLEAN, FAULTED, HOSTILE_ID, Browser, free_port, write_viewed_run
+from tests.helpers import (
+    AGENT_THOUGHT,
+    CLEAN,
+    FAULTED,
+    HOSTILE_ID,
+    TASK_TEXT,
+    Browser,
+    free_port,
+    write_viewed_run,
+)
 
 
 @pytest.fixture
@@ -121,6 +130,43 @@ def test_a_store_alone_is_served_too(run_dir: Path):
     assert index.index(HOSTILE_ID) < index.index(FAULTED) < index.index(CLEAN)  # newest first
     assert "3 of 3 episodes" in index
     assert "fault implicit: drop_fields" in page and "<mark>" in page
+
+
+def test_the_episode_summary_is_on_screen_first_and_the_story_reads_on(run_dir: Path, tmp_path: Path,
+                                                                        chromium: str):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with serving(str(run_dir)) as address, Browser(chromium, tmp_path / "profile") as page:
+        page.goto(address)
+        summary = page.evaluate("document.getElementById('run-summary').textContent")
+        assert summary.startswith("4 episode(s): 1 passed, 2 failed")
+        met = page.evaluate("Array.from(document.querySelectorAll('td.faults-met')).map(c => c.textContent)")
+        assert met == ["0 of 0", "1 of 2", "1 of 2", "-"]
+        page.screenshot(shots / "1-index.png")
+
+        page.goto(address + f"episodes/{FAULTED}")
+        # The summary (instruction, models, outcome) is within the first screen, above the timeline.
+        top = page.evaluate("document.querySelector('section.story').getBoundingClientRect().top")
+        bottom = page.evaluate("document.querySelector('dl.summary').getBoundingClientRect().bottom")
+        assert 0 <= top and bottom <= page.evaluate("window.innerHeight")
+        assert page.evaluate("document.querySelector('pre.instruction').textContent") == TASK_TEXT
+        story = page.evaluate("document.querySelector('section.story').innerText")
+        assert "agent-x" in story and "world-y" in story and "judge-z" in story and "1 of 2 planned" in story
+        said = page.evaluate("Array.from(document.querySelectorAll('li.said.assistant pre')).map(p => p.textContent)")
+        assert said == [AGENT_THOUGHT, "Done: Refunded the customer"]
+        assert page.evaluate("document.querySelectorAll('p.no-change').length") == 1
+        page.screenshot(shots / "2-episode-summary.png")
+
+        page.act_and_wait("document.querySelector('a[rel=next]').click()")
+        assert page.evaluate("location.pathname") == f"/episodes/{HOSTILE_ID}"
+        page.act_and_wait("document.querySelector('a[rel=prev]').click()")
+        page.act_and_wait("document.querySelector('a[rel=prev]').click()")
+        assert page.evaluate("location.pathname") == f"/episodes/{CLEAN}"
+        page.screenshot(shots / "3-clean-episode.png")
+
+    for name in ("1-index", "2-episode-summary", "3-clean-episode"):
+        png = (shots / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
 
 def _label(page: Browser, item: str, verdict: str, note: str = "") -> None:

@@ -62,7 +62,17 @@ from ._triage import (
     triage_catalog,
     triage_scenario,
 )
-from ._viewed_run import CLEAN, FAULTED, HOSTILE, HOSTILE_ID, ViewedRun, write_viewed_run
+from ._viewed_run import (
+    AGENT_THOUGHT,
+    CLEAN,
+    FAULTED,
+    HOSTILE,
+    HOSTILE_ID,
+    SYSTEM_PROMPT,
+    TASK_TEXT,
+    ViewedRun,
+    write_viewed_run,
+)
 
 __all__ = [
     "service_processes",
@@ -78,6 +88,9 @@ __all__ = [
     "FAULTED",
     "HOSTILE",
     "HOSTILE_ID",
+    "AGENT_THOUGHT",
+    "SYSTEM_PROMPT",
+    "TASK_TEXT",
     "Browser",
     "BrowserError",
     "ViewedRun",

@@ -28,6 +28,25 @@ CLEAN, FAULTED, HOSTILE_ID = "ep-clean-0001", "ep-fault-0002", "ep-hostile-0003"
 INITIAL = {"disputes": {"D-1": {"status": "open", "amount": 89.99, "merchant": "Acme"}}}
 
 
+SYSTEM_PROMPT = "You are a chargeback analyst. Use the tools, then call submit_result."
+TASK_TEXT = "Refund dispute D-1 if the merchant agreed, then close it and state the amount."
+AGENT_THOUGHT = "The merchant agreed, so I will close the dispute."
+
+
+def _messages(steps: list[StepRecord], answer: str) -> list[dict[str, Any]]:
+    """What an agent said in an episode of these steps: its text before the last call, then the submission."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                      {"role": "user", "content": TASK_TEXT}]
+    for step in steps:
+        said = AGENT_THOUGHT if step is steps[-1] else None
+        call = {"id": f"call_{step.index}", "type": "function",
+                "function": {"name": step.tool, "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": said, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"call_{step.index}", "content": "{}"}]
+    submit = {"id": "call_submit", "type": "function", "function": {"name": "submit_result", "arguments": "{}"}}
+    return [*messages, {"role": "assistant", "content": f"Done: {answer}", "tool_calls": [submit]}]
+
+
 @dataclass(frozen=True)
 class ViewedRun:
     folder: Path
@@ -111,7 +130,8 @@ async def write_viewed_run(folder: Path, store: Store | None = None) -> ViewedRu
                 agent_model="agent-x", world_model="world-y", judge_model="judge-z", transport="inprocess",
                 status="ok", episode_id=episode_id, score=verdict.score, passed=passed, verdict=verdict,
                 steps=len(steps), faults_injected=[step.fault.label for step in steps if step.fault],
-                final_answer=answer, duration_s=3.5 + number,
+                faults_planned=0 if mode == "E0" else 2, faults_met=sum(1 for step in steps if step.fault),
+                final_answer=answer, duration_s=3.5 + number, messages=_messages(steps, answer),
                 usage={"agent": Usage(prompt_tokens=2000, completion_tokens=300, calls=3),
                        "world_model": Usage(prompt_tokens=800, completion_tokens=120, calls=2)},
             ))

@@ -14,7 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import occusim.llm._prices as _prices
-from occusim.llm import Completion, ModelConfig, ProviderAnswerError, ProviderError, RetryPolicy, complete
+from occusim.llm import (
+    Completion,
+    ModelConfig,
+    ProviderAnswerError,
+    ProviderConfigError,
+    ProviderError,
+    RetryPolicy,
+    complete,
+)
 from occusim.llm._openai_http import decode_body, encode_body
 from tests.helpers import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
 
@@ -144,7 +152,9 @@ async def test_errors_are_summarised_as_on_the_litellm_path(monkeypatch, status,
             assert f"status {status} from the stub" in str(raised.value)
 
     attempts = "3 attempts" if status >= 429 else "1 attempt"
-    assert summaries == [f"HTTP {status} {kind} after {attempts}"] * 2
+    # A refused key and an unknown model are the configuration's errors, and their summaries say so.
+    setup = {401: "; configuration error: key refused", 404: "; configuration error: model unknown"}.get(status, "")
+    assert summaries == [f"HTTP {status} {kind} after {attempts}{setup}"] * 2
 
 
 async def test_concurrent_first_calls_share_one_connection_pool():
@@ -168,12 +178,13 @@ async def test_a_hanging_endpoint_times_out_and_is_retried():
     assert raised.value.error_type == "Timeout" and raised.value.summary == "Timeout after 3 attempts"
 
 
-async def test_an_unreachable_endpoint_is_a_connection_error():
+async def test_an_endpoint_that_refuses_connections_is_a_configuration_error_not_retried():
     config = ModelConfig(model="openai/stub", api_base="http://127.0.0.1:9/v1")
-    with pytest.raises(ProviderError) as raised:
+    with pytest.raises(ProviderConfigError) as raised:
         await complete(config, USER, cache=False, retry=FAST)
 
-    assert raised.value.error_type == "APIConnectionError" and raised.value.attempts == 3
+    assert raised.value.error_type == "EndpointUnreachableError" and raised.value.attempts == 1
+    assert "http://127.0.0.1:9/v1" in str(raised.value)
 
 
 GARBAGE = {

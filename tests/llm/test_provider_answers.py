@@ -79,7 +79,7 @@ async def test_a_rejected_key_is_summarised_for_agents_and_redacted_for_the_oper
     error = raised.value
     assert len(stub.requests) == 1  # not transient
     assert (error.status, error.error_type) == (401, "AuthenticationError")
-    assert error.summary == "HTTP 401 AuthenticationError after 1 attempt"
+    assert error.summary == "HTTP 401 AuthenticationError after 1 attempt; configuration error: key refused"
     operator = str(error)
     assert "Incorrect API key provided" in operator and "[redacted]" in operator
     assert STUB_KEY not in operator and "hunter2-operator-secret" not in operator

@@ -13,10 +13,16 @@ def test_every_template_and_asset_ships_in_the_wheel():
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "occusim.viewer" in config["packages"]
     folder = REPO / config["package-dir"]["occusim.viewer"]
-    patterns = config["package-data"]["occusim.viewer"]
-    served = [path.relative_to(folder) for sub in ("templates", "static") for path in (folder / sub).rglob("*")
-              if path.is_file()]
+    missing, served = [], 0
+    for sub in ("templates", "static"):
+        package = f"occusim.viewer.{sub}"  # a data folder is a package of its own, with its files as its data
+        assert package in config["packages"]
+        patterns = config["package-data"][package]
+        for path in (folder / sub).rglob("*"):
+            if path.is_file():
+                served += 1
+                if not any(fnmatch.fnmatch(path.relative_to(folder / sub).as_posix(), pattern) for pattern in patterns):
+                    missing.append(str(path.relative_to(folder)))
 
-    assert len(served) >= 6
-    missing = [str(path) for path in served if not any(fnmatch.fnmatch(path.as_posix(), pattern) for pattern in patterns)]
-    assert not missing, f"add these to [tool.setuptools.package-data] occusim.viewer: {missing}"
+    assert served >= 6
+    assert not missing, f"add these to [tool.setuptools.package-data]: {missing}"
