@@ -89,17 +89,26 @@ def swap_entity(step: GoldenStep, rng: random.Random) -> Broken | None:
 
 
 def drop_list_item(step: GoldenStep, rng: random.Random) -> Broken | None:
-    """A list of records that leaves one out."""
+    """A list of records that leaves out one the state holds: an item every scalar field of which (two or
+    more) a state object holds, equal. Items the tool computes or draws from outside the state (readings
+    the rules generate, findings of an inspection) are not dropped: no reader of the state could miss them."""
     if step.failed:
         return None
-    lists = [(path, items) for path, items in _lists(step.observation)
-             if len(items) >= 2 and all(isinstance(item, dict) for item in items)]
-    if not lists:
+    held = [{k: v for k, v in item.items() if _scalar(v)} for _, item in _objects(step.after)]
+    targets = [(path, items, position) for path, items in _lists(step.observation)
+               if len(items) >= 2 and all(isinstance(item, dict) for item in items)
+               for position, item in enumerate(items) if _held(item, held)]
+    if not targets:
         return None
-    path, items = rng.choice(lists)
+    path, items, position = rng.choice(targets)
     kept = list(items)
-    kept.pop(rng.randrange(len(kept)))
+    kept.pop(position)
     return _keep(step, observation=_set(step.observation, path, kept))
+
+
+def _held(item: dict[str, Any], held: list[dict[str, Any]]) -> bool:
+    fields = {k: v for k, v in item.items() if _scalar(v)}
+    return len(fields) >= 2 and any(all(k in h and h[k] == v for k, v in fields.items()) for h in held)
 
 
 def invent_field(step: GoldenStep, rng: random.Random) -> Broken | None:
