@@ -111,6 +111,41 @@ def _held(item: dict[str, Any], held: list[dict[str, Any]]) -> bool:
     return len(fields) >= 2 and any(all(k in h and h[k] == v for k, v in fields.items()) for h in held)
 
 
+def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
+    """A field the scenario declares computed from others (a line's amount) reported off its formula, by an
+    object that names its record and copies the field; where the patch writes the field, written so too,
+    as a simulator that computed it wrong would."""
+    if step.failed:
+        return None
+    targets: list[tuple[str, str, float, CollectionRecord, float]] = []
+    for record in step.records_after:
+        for derived in record.collection.derived:
+            held = record.value.get(derived.field)
+            if isinstance(held, bool) or not isinstance(held, int | float):
+                continue
+            targets.extend((path, derived.field, held, record, derived.tolerance)
+                           for path, item in _objects(step.observation)
+                           if item.get(derived.field) == held and record.identity in map(str, item.values()))
+    if not targets:
+        return None
+    path, field, held, record, tolerance = rng.choice(targets)
+    wrong = round(held + rng.choice((-1, 1)) * max(1.0, 100 * tolerance, 0.1 * abs(held)), 2)
+    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
+    return _keep(step, observation=_set(step.observation, _pointer(path, field), wrong), patch=patch)
+
+
+def _rewritten(op: dict[str, Any], record: str, field: str, value: Any) -> dict[str, Any]:
+    """A patch operation with the record's field written as `value`, if it writes that field."""
+    target = op.get("path")
+    if not isinstance(target, str) or "value" not in op:
+        return op
+    if target == f"{record}/{field}":
+        return {**op, "value": value}
+    if target == record and isinstance(op["value"], dict) and field in op["value"]:
+        return {**op, "value": {**op["value"], field: value}}
+    return op
+
+
 def invent_field(step: GoldenStep, rng: random.Random) -> Broken | None:
     """A field the tool does not have, added to one of the observation's objects."""
     if step.failed:
@@ -225,6 +260,7 @@ MUTATORS: dict[str, Mutator] = {
     "change_state_value": change_state_value,
     "swap_entity": swap_entity,
     "drop_list_item": drop_list_item,
+    "misderive_field": misderive_field,
     "invent_field": invent_field,
     "write_read_only": write_read_only,
     "contradict_patch": contradict_patch,
