@@ -157,14 +157,15 @@ def _infer(node: Any, path: str, found: list[Collection]) -> None:
         return
     if isinstance(node, dict):
         for key, value in node.items():
-            _infer(value, f"{path}/{jsonpointer.escape(str(key))}", found)
+            if key != "*":  # a collection path reads `*` as any key: a field so named cannot be declared
+                _infer(value, f"{path}/{jsonpointer.escape(str(key))}", found)
 
 
 def _infer_within(records: list[Any], path: str, found: list[Collection]) -> None:
     """Collections inside records (a campaign's items, a case's members): each field that holds a mapping
     or list of records in every record having it, read across all of them as one (`/campaigns/*/items`)."""
     fields = sorted({k for r in records for k, v in r.items() if isinstance(v, dict | list) and v})
-    for name in fields:
+    for name in (f for f in fields if f != "*"):
         held = [r[name] for r in records if name in r]
         where = f"{path}/*/{jsonpointer.escape(name)}"
         if all(isinstance(v, dict) for v in held):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jsonpointer
@@ -377,10 +377,18 @@ def _unlisted(listed: list[Any], after: StateIndex, arguments: dict[str, Any],
     attributes, range or argument tells them apart from the listed ones; empty when none do."""
     if not listed or not all(isinstance(item, dict) for item in listed):
         return []
+    # A list of whole copies of one state list's rows is read as that list first: the rows may also name
+    # records of a collection (a transcript's courses), which the second reading would take them for.
+    return _unlisted_by(after.copies, listed, after, arguments, bounds) or \
+        _unlisted_by(after.sources, listed, after, arguments, bounds)
+
+
+def _unlisted_by(source: Callable[[dict[str, Any]], list[Record]], listed: list[Any], after: StateIndex,
+                 arguments: dict[str, Any], bounds: tuple[str | None, str | None] | None) -> list[Record]:
     containers: set[str] | None = None
     sources = []
     for item in listed:
-        found = after.sources(item)
+        found = source(item)
         if not found:
             return []
         sources.append(found)
@@ -396,7 +404,43 @@ def _unlisted(listed: list[Any], after: StateIndex, arguments: dict[str, Any],
     others = [r for r in members if r.path not in chosen_paths]
     if not others or len(chosen_paths) < len(listed):
         return []
+    selected = _argument_selected(chosen, members, arguments, bounds)
+    if selected:
+        return [r for r in others if r.path in selected]
     return [] if _explained(chosen, members, arguments, bounds) else others
+
+
+def _argument_selected(chosen: list[Record], members: list[Record], arguments: dict[str, Any],
+                       bounds: tuple[str | None, str | None] | None) -> set[str]:
+    """The records the call's own filter arguments certainly select: a field named like an argument equal
+    to its value, for every listed record and the selected ones, and, under a date range, every date of a
+    selected record within it (whichever date the tool filters on). Empty when no argument names a field."""
+    if any(not isinstance(v, str) for v in arguments.values() if v is not None):
+        return set()  # a list, number or flag filters by a rule this reading does not know
+    named = {k: normalized(v) for k, v in arguments.items() if isinstance(v, str) and not _DATE.match(v)}
+    keys = [k for k in named if all(isinstance(r.value.get(k), str) for r in members)]
+    if not keys or not all(normalized(r.value[k]) == named[k] for r in chosen for k in keys):
+        return set()
+    selected = {r.path for r in members if all(normalized(r.value[k]) == named[k] for k in keys)
+                and (bounds is None or _all_dates_within(r.value, bounds))}
+    wanted = {r.path for r in chosen}
+    if not selected > wanted or _category_separates(chosen, [r for r in members if r.path in selected - wanted]):
+        return set()
+    return selected
+
+
+def _category_separates(chosen: list[Record], left_out: list[Record]) -> bool:
+    """Whether a text field with one or two values over the listed records holds another value in every
+    left-out one: a rule the tool may apply besides its arguments (reserves only, open cases only)."""
+    for key in {k for k, v in chosen[0].value.items() if isinstance(v, str)}:
+        values = {r.value.get(key) for r in chosen}
+        if len(values) <= 2 and all(r.value.get(key) not in values for r in left_out):
+            return True
+    return False
+
+
+def _all_dates_within(value: dict[str, Any], bounds: tuple[str | None, str | None]) -> bool:
+    return all(_within_dates(v, bounds) for v in value.values() if isinstance(v, str) and _DATE.match(v))
 
 
 def _explained(chosen: list[Record], members: list[Record], arguments: dict[str, Any],

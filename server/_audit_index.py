@@ -121,6 +121,18 @@ class StateIndex:
                 found.append(self.records[number])
         return found
 
+    def copies(self, item: dict[str, Any]) -> list[Record]:
+        """The state objects an observed object copies whole: every scalar field of it (two or more) held,
+        equal, by the object. A row of a list the state holds, whatever collection its fields also name."""
+        pairs = [(k, _token(v)) for k, v in item.items() if is_scalar(v)]
+        if len(pairs) < 2:
+            return []
+        hits: dict[int, int] = {}
+        for pair in pairs:
+            for number in self._fields().get(pair, ()):
+                hits[number] = hits.get(number, 0) + 1
+        return [self.records[number] for number, count in hits.items() if count == len(pairs)]
+
     def _fields(self) -> dict[tuple[str, Any], list[int]]:
         """(field, value) -> the records holding it; built on first use, as only lists need it."""
         if self._by_field is None:

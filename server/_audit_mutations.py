@@ -89,17 +89,61 @@ def swap_entity(step: GoldenStep, rng: random.Random) -> Broken | None:
 
 
 def drop_list_item(step: GoldenStep, rng: random.Random) -> Broken | None:
-    """A list of records that leaves one out."""
+    """A list of records that leaves out one the state holds: an item every scalar field of which (two or
+    more) a state object holds, equal. Items the tool computes or draws from outside the state (readings
+    the rules generate, findings of an inspection) are not dropped: no reader of the state could miss them."""
     if step.failed:
         return None
-    lists = [(path, items) for path, items in _lists(step.observation)
-             if len(items) >= 2 and all(isinstance(item, dict) for item in items)]
-    if not lists:
+    held = [{k: v for k, v in item.items() if _scalar(v)} for _, item in _objects(step.after)]
+    targets = [(path, items, position) for path, items in _lists(step.observation)
+               if len(items) >= 2 and all(isinstance(item, dict) for item in items)
+               for position, item in enumerate(items) if _held(item, held)]
+    if not targets:
         return None
-    path, items = rng.choice(lists)
+    path, items, position = rng.choice(targets)
     kept = list(items)
-    kept.pop(rng.randrange(len(kept)))
+    kept.pop(position)
     return _keep(step, observation=_set(step.observation, path, kept))
+
+
+def _held(item: dict[str, Any], held: list[dict[str, Any]]) -> bool:
+    fields = {k: v for k, v in item.items() if _scalar(v)}
+    return len(fields) >= 2 and any(all(k in h and h[k] == v for k, v in fields.items()) for h in held)
+
+
+def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
+    """A field the scenario declares computed from others (a line's amount) reported off its formula, by an
+    object that names its record and copies the field; where the patch writes the field, written so too,
+    as a simulator that computed it wrong would."""
+    if step.failed:
+        return None
+    targets: list[tuple[str, str, float, CollectionRecord, float]] = []
+    for record in step.records_after:
+        for derived in record.collection.derived:
+            held = record.value.get(derived.field)
+            if isinstance(held, bool) or not isinstance(held, int | float):
+                continue
+            targets.extend((path, derived.field, held, record, derived.tolerance)
+                           for path, item in _objects(step.observation)
+                           if item.get(derived.field) == held and record.identity in map(str, item.values()))
+    if not targets:
+        return None
+    path, field, held, record, tolerance = rng.choice(targets)
+    wrong = round(held + rng.choice((-1, 1)) * max(1.0, 100 * tolerance, 0.1 * abs(held)), 2)
+    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
+    return _keep(step, observation=_set(step.observation, _pointer(path, field), wrong), patch=patch)
+
+
+def _rewritten(op: dict[str, Any], record: str, field: str, value: Any) -> dict[str, Any]:
+    """A patch operation with the record's field written as `value`, if it writes that field."""
+    target = op.get("path")
+    if not isinstance(target, str) or "value" not in op:
+        return op
+    if target == f"{record}/{field}":
+        return {**op, "value": value}
+    if target == record and isinstance(op["value"], dict) and field in op["value"]:
+        return {**op, "value": {**op["value"], field: value}}
+    return op
 
 
 def invent_field(step: GoldenStep, rng: random.Random) -> Broken | None:
@@ -216,6 +260,7 @@ MUTATORS: dict[str, Mutator] = {
     "change_state_value": change_state_value,
     "swap_entity": swap_entity,
     "drop_list_item": drop_list_item,
+    "misderive_field": misderive_field,
     "invent_field": invent_field,
     "write_read_only": write_read_only,
     "contradict_patch": contradict_patch,

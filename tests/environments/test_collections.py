@@ -156,3 +156,11 @@ def test_the_importer_marks_its_collections_inferred(occubench_sample):
     assert declared and all(c.inferred for c in declared)
     for scenario in scenarios:
         assert list(collection_problems(scenario.collections, scenario.initial_state)) == []
+
+
+def test_a_field_named_star_is_not_inferred_as_a_collection_path():
+    # `*` in a collection path means any key: a literal field so named would address its siblings too.
+    state = {"0": [], "*": {"": {"": None}}}
+    collections = infer_collections(state)
+    assert all("*" not in c.path for c in collections)
+    assert list(collection_problems(collections, state)) == []

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from occusim.environments import FlagKind, Task, load_catalog
+from occusim.environments import FlagKind, Task, apply_json_patch, load_catalog
 from occusim.llm import scripted_model
 from occusim.server import EpisodeService, Store, audit_step, run_audit_selftest
 from tests.helpers import POSTGRES_URL, drop_schema, golden_world, play
@@ -195,7 +195,9 @@ def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
     assert result.false_alarm_rate <= 0.03, result.by_probe
     assert result.false_alarms <= 0.02 * result.golden
     assert set(result.by_mutation) >= {"not_found_existing", "success_without_patch", "wrong_record_patch",
-                                       "contradict_added_record", "swap_entity"}
+                                       "contradict_added_record", "swap_entity", "drop_list_item",
+                                       "misderive_field"}
+    assert result.by_mutation["drop_list_item"].caught >= 0.85 * result.by_mutation["drop_list_item"].steps
     assert set(result.by_probe) == {"whitespace", "iso_variant", "key_order", "float_noise", "narrowed_filter"}
     assert all(tally.steps > 0 for tally in [*result.by_mutation.values(), *result.by_probe.values()])
 
@@ -280,3 +282,57 @@ def test_a_derived_field_the_scenario_declares_is_checked_against_its_formula():
 
     assert audited(observation, after) == [(FlagKind.value_mismatch, "/invoice/total")]
     assert audited(step.observation, state) == []
+
+
+def _reference_step(task_id: str, position: int) -> tuple[Any, Any, dict[str, Any], Any]:
+    """The scenario, tool, state before and reference step at `position` of a bundled task."""
+    task = CATALOG.tasks[task_id]
+    scenario = CATALOG.scenario_of(task)
+    state = CATALOG.initial_state(task)
+    for step in task.reference_solution[:position]:
+        state = apply_json_patch(state, step.state_patch)
+    step = task.reference_solution[position]
+    return scenario, scenario.tool(step.tool), state, step
+
+
+def _audit_dropped(task_id: str, position: int, listed: str, keep: Callable[[dict[str, Any]], bool]) -> list[Any]:
+    scenario, tool, state, step = _reference_step(task_id, position)
+    observation = copy.deepcopy(step.observation)
+    rows = observation[listed]
+    observation[listed] = [row for row in rows if keep(row)]
+    assert 0 < len(observation[listed]) < len(rows)
+    return audit_step(scenario, tool, step.arguments, state_before=state, observation=observation,
+                      patch=step.state_patch, state_after=apply_json_patch(state, step.state_patch))
+
+
+def test_a_row_left_out_of_a_list_the_state_holds_is_flagged_though_its_rows_name_other_records():
+    # Transcript rows name courses of the catalogue; the list they copy is the student's transcript.
+    flags = _audit_dropped("university-registrar/graduation-credit-shortfall", 2, "institutional",
+                           lambda row: not (row["course"] == "PHIL-201" and row["term"] == "2021FA"))
+    assert [f.kind for f in flags] == [FlagKind.omission]
+    assert flags[0].path == "/institutional"
+
+
+def test_a_record_the_calls_own_filter_arguments_select_must_be_listed():
+    # parameter=NH3-N and the date range select the first sample of the range; no attribute the listed
+    # ones share tells it apart, so leaving it out is an omission, not a narrower date range.
+    flags = _audit_dropped("discharge-compliance-officer/ammonia-24-hour-notice", 1, "results",
+                           lambda row: row["sample_id"] != "NH-250801")
+    assert [f.kind for f in flags] == [FlagKind.omission]
+    assert "NH-250801" in flags[0].detail
+
+
+def test_a_left_out_record_another_text_field_sets_apart_is_not_called_missing():
+    # The one grab sample at another location may be outside what the tool lists: not certain, not flagged.
+    assert _audit_dropped("discharge-compliance-officer/ammonia-24-hour-notice", 1, "results",
+                          lambda row: row["sample_id"] != "PC-250812") == []
+
+
+def test_the_golden_filtered_lists_are_not_read_as_omissions():
+    for task_id, position in [("discharge-compliance-officer/ammonia-24-hour-notice", 1),
+                              ("discharge-compliance-officer/ammonia-24-hour-notice", 2),
+                              ("university-registrar/graduation-credit-shortfall", 2)]:
+        scenario, tool, state, step = _reference_step(task_id, position)
+        flags = audit_step(scenario, tool, step.arguments, state_before=state, observation=step.observation,
+                           patch=step.state_patch, state_after=apply_json_patch(state, step.state_patch))
+        assert flags == [], (task_id, flags)
