@@ -13,6 +13,8 @@ from typing import Any
 import jsonpointer
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._errors import inconsistent
+
 COLLECTION_PATH = r"^(/[^/]+)+$"
 
 
@@ -33,7 +35,7 @@ class DerivedField(BaseModel):
     def _parses(cls, formula: str) -> str:
         problem = formula_problem(formula)
         if problem is not None:
-            raise ValueError(problem)
+            raise inconsistent(problem)
         return formula
 
 

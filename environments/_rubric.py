@@ -178,7 +178,7 @@ class StateItem(_ItemBase):
     @model_validator(mode="after")
     def _guard_is_not_critical(self) -> StateItem:
         if self.guard and self.critical:
-            raise ValueError(f"item {self.id!r}: a guard already fails the task when it fails; drop `critical`")
+            raise inconsistent(f"item {self.id!r}: a guard already fails the task when it fails; drop `critical`")
         return self
 
 
@@ -212,5 +212,5 @@ class Rubric(_Strict):
                 raise inconsistent(f"duplicate rubric item id {item.id!r}")
             seen.add(item.id)
         if self.items and all(isinstance(item, StateItem) and item.guard for item in self.items):
-            raise ValueError("every rubric item is a guard, so nothing earns score; add an item that does")
+            raise inconsistent("every rubric item is a guard, so nothing earns score; add an item that does")
         return self
