@@ -68,7 +68,9 @@ def test_the_demo_keeps_a_run_folder_that_view_and_report_open(tmp_path: Path, c
     assert f"occusim report {folder} --format html --out {report}" in out
     config, (row,) = load_rows(folder)
     assert row.task_id == TASK_A and row.passed is True and row.episode_id and row.messages
-    assert (row.faults_planned, row.faults_met) == (2, 2) and config.agent_model == "reference-replay"
+    # The faults' places are drawn over the task's expected length: a short episode may end before the second.
+    assert row.faults_planned == 2 and 1 <= row.faults_met <= 2 and config.agent_model == "reference-replay"
+    assert row.too_short_for_faults == (row.faults_met < row.faults_planned)
     assert (folder / "episodes.db").is_file() and RunDir(folder).default_db.endswith("episodes.db")
 
     # The printed commands work on what the demo left.
