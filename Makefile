@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed-stamp
 INSPECTOR_VERSION := 2.12.0
 INSPECTOR_DIR := .cache/inspector
 INSPECTOR_STAMP := $(INSPECTOR_DIR)/.installed-$(INSPECTOR_VERSION)
+# oidc-provider, a real OAuth authorization server, for the OAuth flow test (tests/server/test_oauth_flow.py).
+OIDC_PROVIDER_VERSION := 9.13.3
+OIDC_PROVIDER_DIR := .cache/oidc-provider
+OIDC_PROVIDER_STAMP := $(OIDC_PROVIDER_DIR)/.installed-$(OIDC_PROVIDER_VERSION)
 # Third-party MCP clients for `make interop`, each in its own virtualenv under .cache/interop/<client>, pinned
 # in tests/interop/requirements/<client>.txt.
 INTEROP_DIR := .cache/interop
@@ -20,7 +24,7 @@ TEST_WORKERS ?= auto
 SLOW_TESTS := local_model or load
 PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
-.PHONY: setup demo test lint typecheck bench clean inspector interop interop-clients
+.PHONY: setup demo test lint typecheck bench clean inspector oidc-provider interop interop-clients
 
 setup: $(STAMP)
 
@@ -48,6 +52,13 @@ $(INSPECTOR_STAMP):
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	touch $(INSPECTOR_STAMP)
 
+oidc-provider: $(OIDC_PROVIDER_STAMP)
+
+$(OIDC_PROVIDER_STAMP):
+	@command -v npm >/dev/null || { echo "make oidc-provider: npm (Node.js 20 or later) is needed to install oidc-provider" >&2; exit 1; }
+	npm install --prefix $(OIDC_PROVIDER_DIR) --no-audit --no-fund --loglevel=error oidc-provider@$(OIDC_PROVIDER_VERSION)
+	touch $(OIDC_PROVIDER_STAMP)
+
 # One episode over stdio and over HTTP with each client (tests/interop; `make test` does not collect it).
 interop: $(STAMP) interop-clients
 	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
@@ -63,12 +74,12 @@ $(INTEROP_DIR)/%/.installed-stamp: tests/interop/requirements/%.txt
 
 # Without npm the Inspector is not installed and its tests skip with the reason (CI=true makes them fail).
 test: lint typecheck
-	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory inspector; \
-	else echo "make test: npm not found, so the MCP Inspector CLI is not installed and its tests are skipped" >&2; fi
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory inspector oidc-provider; \
+	else echo "make test: npm not found, so the MCP Inspector CLI and oidc-provider are not installed and their tests are skipped" >&2; fi
 	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_SELECT)
 
 bench: $(STAMP)
 	for b in bench/bench_*.py; do LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR) $(INTEROP_DIR)
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR) $(OIDC_PROVIDER_DIR) $(INTEROP_DIR)

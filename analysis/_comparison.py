@@ -15,6 +15,7 @@ from ._metrics import fault_sorted
 from ._provenance import provenance_changes
 from ._resampling import Interval, ratio_interval, sign_flip_p_value
 from ._results import IDENTITY_FIELDS, ResultRow, RunConfig, load_rows
+from ._run_differences import run_differences
 
 ALPHA = 0.05
 TEST = "two-sided sign-flip permutation test on per-task differences (exact up to 16 tasks that differ)"
@@ -51,6 +52,10 @@ class RunComparison(BaseModel):
     only_a: int = Field(description="Pairs scored in run A only, dropped.")
     only_b: int = Field(description="Pairs scored in run B only, dropped.")
     other_differences: list[str] = Field(description="Settings other than the agent's that differ between runs.")
+    differences: list[str] = Field(
+        default_factory=list,
+        description="Every setting and provenance entry that differs between the runs, the agent's included.",
+    )
     test: str = TEST
 
 
@@ -96,7 +101,8 @@ def compare_rows(config_a: RunConfig, rows_a: list[ResultRow], config_b: RunConf
     overall = _difference("all", [(task, a[task, m], b[task, m]) for task, m in shared]) if shared else None
     return RunComparison(run_a=run_a, run_b=run_b, agent_a=config_a.agent_model, agent_b=config_b.agent_model,
                          modes=modes, overall=overall, pairs=len(shared), only_a=len(a.keys() - b.keys()),
-                         only_b=len(b.keys() - a.keys()), other_differences=_other_differences(config_a, config_b))
+                         only_b=len(b.keys() - a.keys()), other_differences=_other_differences(config_a, config_b),
+                         differences=run_differences(config_a, config_b))
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path) -> RunComparison:

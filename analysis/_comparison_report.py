@@ -16,6 +16,7 @@ def paired_report(comparison: RunComparison) -> Report:
              ("Pairs", f"{comparison.pairs} (task, fault mode) pairs scored in both runs; dropped: "
                        f"{comparison.only_a} scored in A only, {comparison.only_b} scored in B only"),
              ("Test", f"{comparison.test}; significant when p < 0.05")]
+    facts.append(("Runs differ in", "; ".join(comparison.differences) or "nothing recorded: same settings and provenance"))
     if comparison.other_differences:
         facts.append(("Other settings differ", "; ".join(comparison.other_differences)))
     rows = []

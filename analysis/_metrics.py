@@ -64,6 +64,8 @@ class Robustness(BaseModel):
     partial: bool = Field(default=False, description="Some of the levels E1, E2, E3 have no scored episode.")
     missing: list[str] = Field(default_factory=list, description="The levels E1-E3 with no scored episode.")
     rates: dict[str, float] = Field(default_factory=dict, description="Completion per mode over those tasks.")
+    unfaulted_left_out: int = Field(
+        default=0, description="Scored E1-E3 episodes left out because they met none of their planned faults.")
 
 
 class JudgeStats(BaseModel):
@@ -83,6 +85,10 @@ class FaultsMet(BaseModel):
     counted: Literal["faults", "faulted calls"] = Field(
         description="'faulted calls' for rows that record only the labels of the calls a fault hit.")
     short: Share | None = Field(default=None, description="Episodes that met fewer faults than planned.")
+    met_all: int | None = Field(default=None, description="Episodes that met every planned fault.")
+    too_short: int = Field(default=0, description="Episodes that ended before their faults were due.")
+    not_applicable: int = Field(
+        default=0, description="Episodes whose calls offered a due implicit fault nothing it could degrade.")
 
 
 class RunMetrics(BaseModel):
@@ -175,12 +181,33 @@ def robustness(rows: Iterable[ResultRow], *, interval: bool = True) -> Robustnes
     """min(faulted modes) / E0, as in OccuBench, over the tasks scored in E0 and in every faulted mode.
 
     Each task weighs the same: its completion in a mode is the share of its scored trials that passed.
-    `prompt` rows count as E3. Partial when some of E1, E2, E3 has no scored episode.
+    `prompt` rows count as E3. Partial when some of E1, E2, E3 has no scored episode. An E1-E3 episode
+    that met none of its planned faults (too short, or its faults not applicable) ran clean, not under its
+    mode: it is left out, and the count left out is given. One that met some is kept: it ended before
+    the others because of how it went, and leaving it out would favour agents that stop at the first.
     """
     outcomes: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    unfaulted = 0
     for row in rows:
-        if row.scored:
+        if row.scored and met_a_fault(row):
             outcomes[(row.task_id, row.fault_mode)].append(bool(row.passed))
+        elif row.scored:
+            unfaulted += 1
+    robust = _robustness(outcomes, interval=interval)
+    if unfaulted:
+        robust.note += f"; {unfaulted} faulted-mode episode(s) left out, having met none of their faults"
+    robust.unfaulted_left_out = unfaulted
+    return robust
+
+
+def met_a_fault(row: ResultRow) -> bool:
+    """Whether the episode met a fault the server planned, when it planned any (rows that record no count,
+    and modes whose faults the world model injects, are taken as met)."""
+    planned, met = getattr(row, "faults_planned", None), getattr(row, "faults_met", None)
+    return not planned or met is None or met >= 1
+
+
+def _robustness(outcomes: dict[tuple[str, str], list[bool]], *, interval: bool) -> Robustness:
     modes = fault_sorted({mode for _, mode in outcomes})
     faulted = [mode for mode in modes if mode != "E0"]
     if "E0" not in modes:
@@ -283,7 +310,10 @@ def faults_met_by_mode(rows: list[ResultRow], *, interval: bool = True) -> dict[
             short = Share(count=int(sum(map(fell_short, group))), total=len(group),
                           ci=ratio_interval(*_by_task(group, fell_short, lambda row: 1.0)) if interval else None)
         out[mode] = FaultsMet(episodes=len(group), mean=sum(map(faults_met, group)) / len(group),
-                              counted="faults" if recorded else "faulted calls", short=short)
+                              counted="faults" if recorded else "faulted calls", short=short,
+                              met_all=len(group) - int(short.count) if short is not None else None,
+                              too_short=sum(1 for row in group if row.too_short_for_faults),
+                              not_applicable=sum(1 for row in group if row.faults_not_applicable))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Any
 
 from ._metrics import Rate, RunMetrics, fault_sorted
 
@@ -23,7 +24,7 @@ class Figure:
     note: str = ""  # what the reader should know to read it (say, that it has nothing to draw)
 
 
-def _pyplot():
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")  # files only: never open a window
@@ -32,7 +33,7 @@ def _pyplot():
     return plt
 
 
-def _png(figure) -> bytes:
+def _png(figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     _pyplot().close(figure)

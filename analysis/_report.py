@@ -176,7 +176,9 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
 def _robustness_table(value: Robustness) -> Table:
     rows = [[mode, f"{rate:.1%}", LEVEL_OF[mode]] for mode, rate in value.rates.items()]
     note = (f"Over the {value.tasks} task(s) scored in E0 and in every faulted mode; each task weighs the same."
-            + (f" Partial: no scored {', '.join(value.missing)}." if value.partial else ""))
+            + (f" Partial: no scored {', '.join(value.missing)}." if value.partial else "")
+            + (f" Left out: {value.unfaulted_left_out} faulted-mode episode(s) that met none of their faults."
+               if value.unfaulted_left_out else ""))
     return Table("Robustness (paired)", ["Fault mode", "Completion over the paired tasks", "Level"], rows, note=note)
 
 
@@ -184,9 +186,14 @@ def _faults_table(metrics: RunMetrics) -> Table:
     rows = []
     for mode, met in metrics.faults_met.items():
         mean = "n/a" if met.mean is None else f"{met.mean:.2f} {met.counted}"
-        rows.append([mode, str(met.episodes), mean, "n/a" if met.short is None else _share(met.short)])
-    return Table("Faults met per episode", ["Fault mode", "Scored episodes", "Mean met", "Met fewer than planned"],
-                 rows, note="Rows that do not record faults met count the calls a fault hit instead.")
+        rows.append([mode, str(met.episodes), "n/a" if met.met_all is None else str(met.met_all), mean,
+                     "n/a" if met.short is None else _share(met.short), str(met.too_short), str(met.not_applicable)])
+    return Table("Faults met per episode", ["Fault mode", "Scored episodes", "Met every fault", "Mean met",
+                                            "Met fewer than planned", "Too short", "Faults not applicable"],
+                 rows, note="Too short: the episode ended before a fault was due. Not applicable: a due implicit "
+                            "fault found nothing to degrade in any later answer. Robustness leaves out the episodes "
+                            "that met no fault. Rows that do not record faults met count the calls a fault hit "
+                            "instead.")
 
 
 def _audit_table(rows: list[ResultRow]) -> Table:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from occusim.environments import FaultMode, ProtocolName, StepFlag, Usage
+from occusim.environments import FaultMode, OccusimError, ProtocolName, StepFlag, Usage
 from occusim.judge import Verdict
 
 from ._provenance import Provenance, provenance_changes
@@ -24,11 +24,11 @@ Executor = Literal["local", "ray"]
 # infra_error it is never scored against the agent, and it is reported apart.
 RowStatus = Literal["ok", "infra_error", "unjudged"]
 # The settings that decide what an episode is; a resumed run must keep them.
-IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "seed", "mode",
-                   "judge_votes", "agent_temperature", "sources", "protocol")
+IDENTITY_FIELDS = ("agent_model", "world_model", "judge_model", "fault_count", "fault_duration", "fault_window", "seed", "mode",
+                   "judge_votes", "agent_temperature", "sources", "protocol", "outage_policy")
 
 
-class RunError(Exception):
+class RunError(OccusimError):
     """A run directory or configuration that cannot be used; the message says which file and what to do."""
 
 
@@ -44,6 +44,8 @@ class RunConfig(BaseModel):
     faults: list[FaultMode] = Field(default_factory=lambda: list[FaultMode](["E0"]))
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
+    fault_window: int | None = Field(
+        default=None, ge=1, le=500, description="Calls over which faults are spread; default the task's expected length.")
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=4, ge=1, description="Episodes at once, over every worker.")
     workers: int | None = Field(
@@ -72,6 +74,11 @@ class RunConfig(BaseModel):
     protocol: ProtocolName = Field(
         default="native",
         description="native (occusim's agent, world model and judge) or occubench (OccuBench's harness, replicated).",
+    )
+    outage_policy: Literal["infra", "harness"] = Field(
+        default="infra",
+        description="infra: a provider that stays down makes the episode an infra_error (retried, never scored); "
+                    "harness (--protocol occubench only): an agent or verifier outage is scored as OccuBench does.",
     )
     provenance: Provenance | None = Field(default=None, description="Protocol, code and prompt versions of the run.")
 
@@ -148,6 +155,18 @@ class ResultRow(BaseModel):
     faults_met: int | None = Field(default=None, description="Planned faults the episode met (one call of each or more).")
     too_short_for_faults: bool = Field(
         default=False, description="The episode ended before it could meet every planned fault (too few calls)."
+    )
+    faults_not_applicable: bool = Field(
+        default=False,
+        description="A planned fault was due, but no call offered it had an answer it could degrade (implicit faults).",
+    )
+    outage: str | None = Field(
+        default=None,
+        description="Under --outage-policy harness: the agent's or verifier's provider failed, and the episode was "
+                    "scored as OccuBench's harness scores it (the agent stopped there; a failed vote is False).",
+    )
+    fault_window: int | None = Field(
+        default=None, description="Calls over which the planned faults were spread (an episode this long meets them all)."
     )
     audited: AuditCoverage | None = Field(default=None, description="Which of the per-step audit's checks ran.")
     flagged_steps: list[StepFlags] = Field(default_factory=list, description="The steps the audit flagged.")

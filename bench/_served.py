@@ -33,8 +33,10 @@ def bench_scenario(max_steps: int) -> dict:
 
 
 @contextlib.contextmanager
-def served(max_steps: int = 500, world_model: str = "scripted/triage") -> Iterator[str]:
-    """Run `occusim serve --http` on a free loopback port; yields its base URL."""
+def served(max_steps: int = 500, world_model: str = "scripted/triage", *, env: dict[str, str] | None = None,
+           process_out: list[subprocess.Popen[bytes]] | None = None) -> Iterator[str]:
+    """Run `occusim serve --http` on a free loopback port; yields its base URL. `env` adds to the server's
+    environment; the process is appended to `process_out` (to read its CPU time)."""
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
         source = Path(folder) / "triage.yaml"
@@ -43,8 +45,10 @@ def served(max_steps: int = 500, world_model: str = "scripted/triage") -> Iterat
             [sys.executable, "-m", "occusim", "serve", "--http", "--port", str(port), "--source", str(source),
              "--no-bundled", "--db", str(Path(folder) / "bench.db"), "--world-model", world_model,
              "--log-level", "warning"],
-            env=server_env(Path(folder), OCCUSIM_API_KEYS=API_KEY),
+            env=server_env(Path(folder), OCCUSIM_API_KEYS=API_KEY, **(env or {})),
         )
+        if process_out is not None:
+            process_out.append(process)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 120

@@ -1,5 +1,5 @@
-"""Cost of the per-step audit: time per audited step on every golden step of the bundled catalog (the
-largest states occusim ships) and on the triage test scenario, and the selftest's wall time and figures."""
+"""Cost of the per-step audit: CPU time per audited step on every golden step of the bundled catalog (the
+largest states occusim ships) and on the triage test scenario, and the self-test's wall time and figures."""
 
 from __future__ import annotations
 
@@ -34,11 +34,11 @@ def bundled() -> tuple[int, list[float]]:
     samples = []
     for _ in range(REPEATS):
         for step, after in zip(steps, afters, strict=True):
-            started = time.perf_counter()
+            started = time.process_time()
             audit_step(step.scenario, step.tool, step.arguments, state_before=step.before,
                        observation=step.observation, patch=step.patch, state_after=after,
                        earlier_observations=step.earlier)
-            samples.append((time.perf_counter() - started) * 1000)
+            samples.append((time.process_time() - started) * 1000)
     return len(steps), samples
 
 
@@ -54,21 +54,21 @@ def triage() -> list[float]:
             after = apply_json_patch(state, answer["state_patch"])
             tool = scenario.tool(name)
             assert tool is not None
-            started = time.perf_counter()
+            started = time.process_time()
             audit_step(scenario, tool, arguments, state_before=state, observation=answer["observation"],
                        patch=answer["state_patch"], state_after=after)
-            samples.append((time.perf_counter() - started) * 1000)
+            samples.append((time.process_time() - started) * 1000)
     return samples
 
 
 def main() -> None:
-    print("audit_step, no model call; compare with Episode.step's server share (bench_step_overhead.py)")
+    print("audit_step CPU time, no model call; compare with Episode.step's server share (bench_step_overhead.py)")
     count, samples = bundled()
     report(f"bundled catalog ({count} golden steps)", samples)
     report("triage test scenario", triage())
     started = time.perf_counter()
     result = run_audit_selftest(0)
-    print(f"selftest (seed 0): {result.steps} labelled steps in {time.perf_counter() - started:.1f} s")
+    print(f"self-test (seed 0): {result.steps} labelled steps in {time.perf_counter() - started:.1f} s")
     print(result.summary())
 
 

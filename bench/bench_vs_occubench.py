@@ -30,7 +30,7 @@ from pathlib import Path
 
 import _checkout  # noqa: F401
 
-from occusim.environments import load_harness
+from occusim.occubench import load_harness
 from tests.helpers import occubench_sample_path
 
 KEY = "sk-bench-0123456789"
@@ -176,7 +176,7 @@ def profile(sample: Path, url: str, concurrency: int, folder: Path) -> Counter[s
 
 
 # Stacks under these frames are start-up (imports, loading the scenarios), whatever runs inside them.
-START_UP = ("importlib", "lazy_loader", "load_catalog", "load_source", "_occubench_setup")
+START_UP = ("importlib", "lazy_loader", "load_catalog", "load_source", "load_protocol")
 
 
 def _component(frames: list[str]) -> str:

@@ -67,6 +67,8 @@ class AgentRun:
     tool_calls: int
     usage: Usage = field(default_factory=Usage)
     submit_result: dict[str, Any] | None = None
+    # Why the agent's provider failed, when the run stopped there and was scored as OccuBench's harness does.
+    outage: str | None = None
 
 
 def openai_tool(tool: types.Tool) -> dict[str, Any]:

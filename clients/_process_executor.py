@@ -34,7 +34,7 @@ _POLL = 0.5
 # Fresh processes started in place of dead ones, over the whole run, before the run gives up.
 _MAX_REPLACEMENTS = 8
 # What a worker imports, loaded once in the fork server instead of in every worker.
-WORKER_MODULES = ["occusim.clients._batch", "occusim.clients._occubench_agent", "occusim.clients._agent",
+WORKER_MODULES = ["occusim.clients._batch", "occusim.clients._native_protocol", "occusim.clients._agent",
                   "aiohttp", "jsonschema"]
 
 

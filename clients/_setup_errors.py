@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from occusim.environments import OccusimError
 from occusim.llm import CONFIGURATION_ERROR, ModelConfig, ProviderConfigError, setting_to_check
 
 # The kinds a ProviderConfigError's summary names, as a world model outage's step records them.
 _KINDS = ("endpoint unreachable", "key refused", "key missing", "model unknown")
 
 
-class WorldModelSetupError(Exception):
+class WorldModelSetupError(OccusimError):
     """The world model's provider refused the episode's calls for a configuration reason."""
 
     def __init__(self, world_model: str, setting: str) -> None:

@@ -13,14 +13,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from occusim.analysis import GoldenAnswer, Share, StepFidelity, ratio_interval, score_step, state_pairs
-from occusim.environments import Catalog, Scenario, StepFlag, StepRecord, Task, Tool, Usage, apply_json_patch
+from occusim.environments import (
+    Catalog,
+    OccusimError,
+    Scenario,
+    StepFlag,
+    StepRecord,
+    Task,
+    Tool,
+    Usage,
+    apply_json_patch,
+)
 from occusim.llm import add_usage
 from occusim.server import SimulatorError, SimulatorUnavailableError, WorldModel
 
 StepStatus = Literal["valid", "invalid", "unavailable"]
 
 
-class SimcheckError(ValueError):
+class SimcheckError(OccusimError, ValueError):
     """The selection cannot be checked (no task, no reference solution); the message says what to change."""
 
 
@@ -193,7 +203,8 @@ def _share(steps: list[CheckedStep], count: Callable[[CheckedStep], float],
                  ci=ratio_interval(counted, totals) if cells else None)
 
 
-def _valid(check: Callable[[StepFidelity], bool], applies: Callable[[StepFidelity], bool] = lambda f: True):
+def _valid(check: Callable[[StepFidelity], bool], applies: Callable[[StepFidelity], bool] = lambda f: True,
+           ) -> tuple[Callable[[CheckedStep], float], Callable[[CheckedStep], float]]:
     """(count, total) functions of a check over the valid steps it applies to."""
     def total(step: CheckedStep) -> float:
         return float(step.fidelity is not None and applies(step.fidelity))

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Protocol
 from mcp import Client
 from pydantic import ValidationError
 
-from occusim.environments import Catalog, EpisodeRecord, FaultSettings, HarnessPrompts, SimulationMode, Task
+from occusim.environments import Catalog, EpisodeRecord, FaultSettings, SimulationMode, Task
 from occusim.rest import ErrorBody
-from occusim.server import EpisodeService, Store, build_mcp_server
+from occusim.server import NATIVE, EpisodeService, SimulationProtocol, Store, build_mcp_server
 from occusim.service import CreateEpisodeRequest, CreateEpisodeResponse, ServiceSettings
 
 from ._mcp_connect import connect, stdio_command
@@ -47,9 +47,9 @@ class InProcessTransport:
 
     name = "inprocess"
 
-    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
-                 read_timeout: float | None = None, harness: HarnessPrompts | None = None) -> None:
-        self.service = EpisodeService(catalog, store, world_model=world_model, harness=harness)
+    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, protocol: SimulationProtocol = NATIVE,
+                 mode: SimulationMode = "tracked", read_timeout: float | None = None) -> None:
+        self.service = EpisodeService(catalog, store, world_model=world_model, protocol=protocol)
         self.mode = mode
         self.read_timeout = read_timeout
         # Closed episodes' records, until the runner takes them: the copy in memory is the committed one (an
@@ -83,9 +83,10 @@ class StdioTransport:
 
     name = "stdio"
 
-    def __init__(self, *, db: str, world_model: str, sources: list[str], mode: SimulationMode = "tracked",
-                 cache: bool = True, read_timeout: float | None = None) -> None:
+    def __init__(self, *, db: str, world_model: str, sources: list[str], protocol: SimulationProtocol = NATIVE,
+                 mode: SimulationMode = "tracked", cache: bool = True, read_timeout: float | None = None) -> None:
         self.db = db
+        self.protocol = protocol
         self.world_model = world_model
         self.sources = sources
         self.mode = mode
@@ -97,8 +98,9 @@ class StdioTransport:
             sys.executable, "-m", "occusim", "serve", task.id, "--db", self.db, "--world-model", self.world_model,
             "--faults", faults.mode, "--fault-count", str(faults.count), "--fault-duration", str(faults.duration),
             "--seed", str(faults.seed), "--episode-id", episode_id, "--log-level", "warning",
+            *(["--fault-window", str(faults.window)] if faults.window is not None else []),
         ]
-        command += ["--protocol", "occubench"] if self.mode == "occubench" else ["--mode", self.mode]
+        command += self.protocol.serve_arguments(self.mode)
         for source in self.sources:
             command += ["--source", source]
         if not self.cache:
@@ -127,9 +129,11 @@ class HttpTransport:
 
     name = "http"
 
-    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, mode: SimulationMode = "tracked",
-                 read_timeout: float | None = None, sources: list[str] | None = None) -> None:
+    def __init__(self, catalog: Catalog, store: Store, *, world_model: str, protocol: SimulationProtocol = NATIVE,
+                 mode: SimulationMode = "tracked", read_timeout: float | None = None,
+                 sources: list[str] | None = None) -> None:
         self.catalog = catalog
+        self.protocol = protocol
         self.sources = sources or []
         self.store = store
         self.world_model = world_model
@@ -153,9 +157,9 @@ class HttpTransport:
         settings = ServiceSettings(
             host="127.0.0.1", port=port, db=self.store.url, api_keys={"batch": self._api_key},
             world_model=self.world_model, token_secret=secrets.token_urlsafe(32), sources=self.sources,
-            protocol="occubench" if self.mode == "occubench" else "native",
+            protocol=self.protocol.name,
         )
-        app = create_app(settings, catalog=self.catalog, store=self.store)
+        app = create_app(settings, catalog=self.catalog, store=self.store, protocol=self.protocol)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
         self._server = server = _embedded_server(uvicorn.Server)(config)
         self._serving = asyncio.create_task(server.serve(sockets=[sock]), name="occusim-http")
@@ -175,7 +179,7 @@ class HttpTransport:
             raise RuntimeError("HttpTransport.start() was not awaited")
         request = CreateEpisodeRequest(
             task_id=task.id, world_model=self.world_model, faults=faults.mode, fault_count=faults.count,
-            fault_duration=faults.duration, seed=faults.seed, mode=self.mode,
+            fault_duration=faults.duration, fault_window=faults.window, seed=faults.seed, mode=self.mode,
         )
         created = _created(await self._http.post("/v1/episodes", json=request.model_dump(mode="json")))
         async with connect(created.mcp_url, token=created.token, read_timeout_seconds=self.read_timeout) as client:

@@ -2,25 +2,41 @@
 
 from ._catalog import Catalog
 from ._categories import CATEGORIES, Category, category_slug
-from ._errors import ScenarioError, ScenarioErrors, UnknownTaskError, format_location
-from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
-from ._json_input import MAX_JSON_DEPTH, JsonInputError, check_json, json_problems
-from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
-from ._mcp_names import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
-from ._occubench import load_occubench
-from ._occubench_harness import (
-    RAW_ARGUMENTS_META,
-    HarnessError,
-    HarnessPrompts,
-    ProtocolName,
-    harness_source,
-    load_harness,
-    occubench_config,
+from ._collections import (
+    Collection,
+    CollectionRecord,
+    DerivedField,
+    collection_problems,
+    collection_records,
+    evaluate_formula,
+    infer_collections,
 )
+from ._errors import INCONSISTENT, ScenarioError, ScenarioErrors, UnknownTaskError, format_location
+from ._exemplar_files import TaskExemplars, add_exemplars, read_exemplar_dir, write_exemplars
+from ._json_input import MAX_JSON_DEPTH, TEXT_PATTERN, JsonInputError, check_json, json_problems
+from ._loader import BUNDLED_CATALOG, bundled_may_match, load_catalog, load_scenario_file, load_source
+from ._mcp_names import RAW_ARGUMENTS_META, SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE
+from ._occubench import OCCUBENCH_PREFIX, load_occubench
+from ._occusim_error import OccusimError
 from ._parse import parse_scenario
-from ._rubric import Exemplar, LlmItem, Rubric, RubricItem, StateCheck, StateItem, ToolCallCheck, ToolCallItem
+from ._rubric import (
+    ELEMENT_OPS,
+    CompareCheck,
+    ElementCheck,
+    Exemplar,
+    LlmItem,
+    PresenceCheck,
+    RangeCheck,
+    Rubric,
+    RubricItem,
+    StateCheck,
+    StateCheckKind,
+    StateItem,
+    ToolCallCheck,
+    ToolCallItem,
+)
 from ._scenario import Scenario, Tool
-from ._schema import SCENARIO_SCHEMA_PATH, scenario_json_schema
+from ._schema import JSON_SCHEMA_DIALECT, SCENARIO_SCHEMA_PATH, regenerate_schema_file, scenario_json_schema
 from ._schema_safety import local_validator, schema_problems
 from ._state import (
     PatchError,
@@ -41,6 +57,7 @@ from ._trajectory import (
     FaultMode,
     FaultSettings,
     InjectedFault,
+    ProtocolName,
     SimulationMode,
     StepRecord,
     Usage,
@@ -50,9 +67,17 @@ from ._yaml import dump_scenario, write_scenario
 from ._yaml_load import YamlLoadError, load_yaml, not_utf8
 
 __all__ = [
+    "ELEMENT_OPS",
     "BUNDLED_CATALOG",
     "CATEGORIES",
     "Catalog",
+    "Collection",
+    "CollectionRecord",
+    "DerivedField",
+    "collection_problems",
+    "collection_records",
+    "evaluate_formula",
+    "infer_collections",
     "Category",
     "EpisodeRecord",
     "EpisodeStatus",
@@ -60,20 +85,22 @@ __all__ = [
     "TaskExemplars",
     "add_exemplars",
     "read_exemplar_dir",
+    "regenerate_schema_file",
     "write_exemplars",
     "FaultMode",
     "FaultSettings",
     "FlagKind",
-    "HarnessError",
-    "HarnessPrompts",
     "InjectedFault",
     "JsonInputError",
+    "INCONSISTENT",
     "MAX_JSON_DEPTH",
+    "TEXT_PATTERN",
     "PatchError",
     "LlmItem",
     "ReferenceStep",
     "RAW_ARGUMENTS_META",
     "ProtocolName",
+    "JSON_SCHEMA_DIALECT",
     "SCENARIO_SCHEMA_PATH",
     "SUBMIT_TOOL",
     "Rubric",
@@ -86,6 +113,11 @@ __all__ = [
     "ScenarioErrors",
     "SchemaViolation",
     "StateCheck",
+    "StateCheckKind",
+    "CompareCheck",
+    "PresenceCheck",
+    "RangeCheck",
+    "ElementCheck",
     "StateItem",
     "TASK_PROMPT",
     "TASK_RESOURCE",
@@ -105,15 +137,14 @@ __all__ = [
     "check_json",
     "describe_type",
     "format_location",
-    "harness_source",
-    "load_harness",
-    "occubench_config",
     "json_problems",
     "dump_scenario",
     "bundled_may_match",
     "load_catalog",
     "local_validator",
     "load_occubench",
+    "OCCUBENCH_PREFIX",
+    "OccusimError",
     "load_scenario_file",
     "load_source",
     "merge_patch",

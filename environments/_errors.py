@@ -4,6 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pydantic_core import PydanticCustomError
+
+from ._occusim_error import OccusimError
+
+# The error type of a document whose parts contradict each other though each is valid on its own (duplicate
+# ids, a task inside another scenario): no schema can state such a rule, so the REST layer answers it with 409.
+INCONSISTENT = "inconsistent"
+
+
+def inconsistent(message: str) -> PydanticCustomError:
+    """A validation error, raised by a model's cross-field check, for parts that contradict each other."""
+    return PydanticCustomError(INCONSISTENT, "{reason}", {"reason": message})
+
 
 def format_location(location: Iterable[str | int]) -> str:
     """Render a pydantic/jsonschema location as `tasks[2].reference_solution[1].arguments`."""
@@ -16,7 +29,7 @@ def format_location(location: Iterable[str | int]) -> str:
     return out
 
 
-class ScenarioError(Exception):
+class ScenarioError(OccusimError):
     """One problem in one scenario source, printed as `file: json.path: message`."""
 
     def __init__(self, source: str, location: Sequence[str | int] | str, message: str) -> None:
@@ -33,7 +46,7 @@ class ScenarioError(Exception):
         return ": ".join(parts)
 
 
-class ScenarioErrors(Exception):
+class ScenarioErrors(OccusimError):
     """Several problems at once, so a user sees every error in one run."""
 
     def __init__(self, errors: list[ScenarioError]) -> None:
@@ -41,7 +54,7 @@ class ScenarioErrors(Exception):
         super().__init__("\n".join(str(e) for e in errors))
 
 
-class UnknownTaskError(LookupError):
+class UnknownTaskError(OccusimError, LookupError):
     """A task or scenario id that no loaded source defines."""
 
     def __init__(self, kind: str, ident: str, known: Iterable[str]) -> None:

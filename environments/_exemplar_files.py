@@ -1,6 +1,6 @@
 """Judge exemplars kept outside the scenario files: one YAML file per task, merged into its rubric on load.
 
-A team calibrates its judge on its own expert labels (`occusim judge-agreement --write-exemplars DIR`)
+A team turns its own reviewers' labels into exemplars (`occusim judge-agreement --write-exemplars DIR`)
 and judges with them (`--exemplars DIR`) without editing the scenarios.
 """
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ._errors import format_location
+from ._occusim_error import OccusimError
 
 MAX_JSON_DEPTH = 64
 # Longer integers cannot be written as text by Python (its 4300-digit limit) and no scenario needs them.
@@ -16,9 +17,13 @@ _MAX_PROBLEMS = 5
 _MAX_SHOWN_PATH = 80
 # Lone surrogates cannot be encoded as UTF-8; PostgreSQL refuses NUL in text and JSON alike.
 _BAD_TEXT = re.compile("[\ud800-\udfff\x00]")
+# The part of that rule a JSON Schema can state (for every text and key of a body): no NUL. Lone surrogates
+# cannot be excluded by a pattern, which JSON Schema reads as UTF-16 code units, without refusing every
+# character outside the Basic Multilingual Plane too.
+TEXT_PATTERN = "^[^\\x00]*$"
 
 
-class JsonInputError(ValueError):
+class JsonInputError(OccusimError, ValueError):
     """A value that cannot be accepted, with every problem as a (JSON path, message) pair."""
 
     def __init__(self, what: str, problems: list[tuple[str, str]]) -> None:

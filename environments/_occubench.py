@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._categories import CATEGORIES, category_slug
+from ._collections import infer_collections
 from ._errors import ScenarioError, ScenarioErrors
 from ._metaschema_check import schema_problem
 from ._parse import parse_scenario
@@ -266,6 +267,7 @@ def _scenario_data(
         "tools": tools,
         "state_descriptions": _descriptions(config.get("state_description"), state),
         "initial_state": state,
+        "collections": [c.model_dump(exclude_defaults=True) | {"inferred": True} for c in infer_collections(state)],
         "simulator_prompt": prompt,
     }
 

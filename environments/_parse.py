@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from ._errors import ScenarioError, ScenarioErrors
+from ._rubric import StateOp
 from ._scenario import Scenario
 from ._schema_safety import schema_problems
 
@@ -29,7 +30,8 @@ def validation_errors(source: str, error: ValidationError) -> list[ScenarioError
     return out
 
 
-_UNION_TAGS = {"llm", "state", "tool_call"}
+# The tags pydantic puts in a location inside a discriminated union: rubric item kinds and state check ops.
+_UNION_TAGS = {"llm", "state", "tool_call", *get_args(StateOp)}
 
 
 def parse_scenario(data: object, source: str) -> Scenario:

@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._categories import Category
+from ._collections import Collection
+from ._errors import inconsistent
 from ._task import Task
 
 SLUG = r"^[a-z0-9][a-z0-9\-_]*$"
@@ -72,6 +74,11 @@ class Scenario(BaseModel):
     state_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema the tracked state must keep satisfying."
     )
+    collections: list[Collection] = Field(
+        default_factory=list,
+        description="The state's record collections, each with its identity key, references and derived fields; "
+        "the per-step audit resolves observed records through them (inferred from the initial state when empty).",
+    )
     simulator_prompt: str | None = Field(
         default=None,
         description="A verbatim simulator prompt (imported OccuBench environments) used by the history mode.",
@@ -83,12 +90,12 @@ class Scenario(BaseModel):
         names = [t.name for t in self.tools]
         duplicates = {n for n in names if names.count(n) > 1}
         if duplicates:
-            raise ValueError(f"duplicate tool names: {sorted(duplicates)}")
+            raise inconsistent(f"duplicate tool names: {sorted(duplicates)}")
         for task in self.tasks:
             if task.scenario is None:
                 task.scenario = self.id
             elif task.scenario != self.id:
-                raise ValueError(f"task {task.id!r} names scenario {task.scenario!r}, but sits in {self.id!r}")
+                raise inconsistent(f"task {task.id!r} names scenario {task.scenario!r}, but sits in {self.id!r}")
         return self
 
     def tool(self, name: str) -> Tool | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +30,23 @@ def render_scenario_schema() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m occusim.environments._schema", description="Regenerate scenario.schema.json."
-    )
+    return regenerate_schema_file(argv, prog="python -m occusim.environments._schema", path=SCENARIO_SCHEMA_PATH,
+                                  render=render_scenario_schema)
+
+
+def regenerate_schema_file(argv: Sequence[str] | None, *, prog: str, path: Path, render: Callable[[], str]) -> int:
+    """The command line of a generated schema file: rewrite it from `render`, or with `--check` only compare."""
+    parser = argparse.ArgumentParser(prog=prog, description=f"Regenerate {path.name}.")
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is out of date")
-    parser.add_argument("--out", type=Path, default=SCENARIO_SCHEMA_PATH, help="where to write the schema")
+    parser.add_argument("--out", type=Path, default=path, help="where to write the schema")
     args = parser.parse_args(argv)
-    text = render_scenario_schema()
+    text = render()
     current = args.out.read_text(encoding="utf-8") if args.out.is_file() else None
     if args.check:
         if current == text:
             print(f"{args.out} is up to date")
             return 0
-        print(f"{args.out} is out of date; run `python -m occusim.environments._schema`", file=sys.stderr)
+        print(f"{args.out} is out of date; run `{prog}`", file=sys.stderr)
         return 1
     if current != text:
         args.out.write_text(text, encoding="utf-8")

@@ -12,6 +12,8 @@ from typing import Any
 import jsonpatch
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
+from ._occusim_error import OccusimError
+
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """Apply an RFC 7396 JSON merge patch and return a new document."""
@@ -26,7 +28,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-class PatchError(ValueError):
+class PatchError(OccusimError, ValueError):
     """An RFC 6902 patch that is malformed or does not apply; the message names the operation and why.
 
     `index` and `operation` are the failing operation and its position (None when the patch itself is not
@@ -81,7 +83,7 @@ def state_hash(state: Any) -> str:
     return hashlib.sha256(canonical_json(state).encode()).hexdigest()[:16]
 
 
-class UnresolvedPointer(LookupError):
+class UnresolvedPointer(OccusimError, LookupError):
     """A JSON Pointer that does not lead to a value; the message says where it stopped."""
 
 

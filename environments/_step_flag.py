@@ -18,6 +18,9 @@ class FlagKind(StrEnum):
     patch_contradiction = "patch_contradiction"
     out_of_bounds_write = "out_of_bounds_write"
     created_id_mismatch = "created_id_mismatch"
+    error_contradiction = "error_contradiction"
+    unrecorded_write = "unrecorded_write"
+    wrong_record = "wrong_record"
 
 
 class StepFlag(BaseModel):

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
+from ._errors import inconsistent
 from ._rubric import Rubric
 
 TASK_ID = r"^[a-z0-9][a-z0-9\-_./]*$"
@@ -22,6 +23,12 @@ class ReferenceStep(BaseModel):
     observation: dict[str, Any]
     state_patch: list[dict[str, Any]] = Field(
         default_factory=list, description="RFC 6902 operations applied to the state by this call."
+    )
+    optional: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Why this write may be left out and the task still pass; without it, removing any write "
+        "of the reference must fail the task (`occusim validate --discrimination`).",
     )
 
 
@@ -56,5 +63,5 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _something_to_judge(self) -> Task:
         if not self.rubric.items and not self.verification_plan:
-            raise ValueError("a task needs rubric items, a verification_plan, or both")
+            raise inconsistent("a task needs rubric items, a verification_plan, or both")
         return self

@@ -15,6 +15,9 @@ from ._step_flag import StepFlag
 
 FaultMode = Literal["E0", "E1", "E2", "E3", "prompt"]
 SimulationMode = Literal["tracked", "history", "occubench"]
+# How an episode is run: occusim's own agent, world model and judge, or OccuBench's harness replicated. A
+# protocol's episodes are in its modes (occubench: the `occubench` mode; native: `tracked` or `history`).
+ProtocolName = Literal["native", "occubench"]
 EpisodeStatus = Literal["open", "submitted", "judged", "expired"]
 
 
@@ -25,6 +28,10 @@ class FaultSettings(BaseModel):
     count: int = Field(default=2, ge=0, le=100)
     duration: int = Field(default=2, ge=1, le=100, description="Consecutive calls each fault lasts.")
     seed: int = 0
+    window: int | None = Field(
+        default=None, ge=1, le=500,
+        description="Calls over which the faults are spread; default the task's expected length (see docs/metrics.md).",
+    )
 
 
 class InjectedFault(BaseModel):

@@ -19,6 +19,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from ._catalog import Catalog
+from ._collections import collection_problems
 from ._errors import ScenarioError, ScenarioErrors
 from ._loader import BUNDLED_CATALOG, load_source, scenario_files
 from ._occubench import OCCUBENCH_PREFIX
@@ -113,6 +114,7 @@ class _ScenarioCheck:
     def run(self) -> list[ScenarioError]:
         self.check_tools()
         self.check_state_schema()
+        self.check_collections()
         self.check_descriptions(self.scenario.initial_state, ["state_descriptions"])
         self.initial_problems = self.check_state(
             self.scenario.initial_state, ["initial_state"], "the initial state", set()
@@ -183,6 +185,11 @@ class _ScenarioCheck:
     def check_state_schema(self) -> None:
         if self.scenario.state_schema is not None:
             self.state_validator = self.schema_validator(self.scenario.state_schema, ["state_schema"])
+
+    def check_collections(self) -> None:
+        """Each declared collection's identity key and references, against the initial state."""
+        for location, message in collection_problems(self.scenario.collections, self.scenario.initial_state):
+            self.error(["collections", *location], message)
 
     def instance(self, validator: Validator, value: Any, location: Location) -> None:
         """Report every way `value` breaks the schema, each at its own JSON path."""

@@ -8,6 +8,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ._occusim_error import OccusimError
+
 # Far beyond any scenario or config file, far below what exhausts memory once aliases are written out.
 MAX_YAML_CHARS = 8 * 1024 * 1024
 MAX_YAML_NODES = 1_000_000
@@ -17,7 +19,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class YamlLoadError(ValueError):
+class YamlLoadError(OccusimError, ValueError):
     """A document that is not YAML, or one refused; `where` is `line L, column C` when known."""
 
     def __init__(self, message: str, where: str = "") -> None:

@@ -1,4 +1,5 @@
-"""Agreement between the judge and expert labels: raw agreement and Cohen's kappa on binary verdicts."""
+"""Agreement between two raters (the judge and a labeller, or two reviewers): raw agreement and Cohen's kappa
+on binary verdicts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from dataclasses import dataclass
 class Agreement:
     """How often two raters agree on pass/fail, and how much better than chance (Cohen's kappa).
 
-    Counts are (judge, expert): both_pass, both_fail, judge_only (judge pass, expert fail), expert_only.
+    Counts are (judge, expert), the expert being whoever labelled: both_pass, both_fail, judge_only (judge
+    pass, expert fail), expert_only.
     """
 
     both_pass: int = 0

@@ -1,4 +1,4 @@
-"""The calibration loop: the judge's disagreements with expert labels, turned into exemplars for their tasks."""
+"""From labels to exemplars: the judge's disagreements with labelled episodes, turned into exemplars for their tasks."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def episode_excerpt(record: EpisodeRecord) -> str:
 def disagreement_exemplars(
     comparisons: Iterable[LabelComparison], labelled: dict[int, LabeledEpisode]
 ) -> dict[str, list[Exemplar]]:
-    """One exemplar per llm item or check label the judge got wrong, by task id, carrying the expert's verdict.
+    """One exemplar per llm item or check label the judge got wrong, by task id, carrying the label's verdict.
 
     Deterministic items and whole-task labels are left out: an exemplar cannot change how they are decided.
     `labelled` maps a labels-file line to its episode.
@@ -56,7 +56,7 @@ def disagreement_exemplars(
         entry = labelled[comparison.line]
         verdict = "passes" if comparison.expert else "fails"
         explanation = entry.note.strip() if entry.note and entry.note.strip() else (
-            f"The expert {verdict} this; a judge had decided the opposite"
+            f"The labeller {verdict} this; a judge had decided the opposite"
             + (f" ({_cut(comparison.reason, 400)})." if comparison.reason else ".")
         )
         exemplar = Exemplar(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from occusim.environments import OccusimError
 
-class JudgeError(Exception):
+
+class JudgeError(OccusimError):
     """An episode could not be judged: the task does not fit the record, or the request is invalid."""
 
 

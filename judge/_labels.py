@@ -1,27 +1,28 @@
-"""Expert labels for calibrating the judge: the JSONL format and the comparison with a verdict.
+"""Labelled episodes for measuring the judge: the JSONL format and the comparison with a verdict.
 
 One JSON object per line:
   {"task_id": "triage-nurse/chest-pain"  (or "task": {inline Task}, optionally "scenario": {Scenario}),
    "trajectory": {EpisodeRecord},
    "labels": {"answer": true, "verification_plan": false, "answer#1": false},
    "passed": false, "expert": "who labelled", "note": "free text"}
-`labels` maps rubric item ids (or check ids `<item id>#<index>`) to the expert's pass/fail; `passed`
-is the expert's optional overall verdict on the task.
+`labels` maps rubric item ids (or check ids `<item id>#<index>`) to the labeller's pass/fail; `passed`
+is the labeller's optional overall verdict on the task. (`expert` names whoever labelled; the figures say
+no more than that person's independence from the tasks allows.)
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from occusim.environments import EpisodeRecord, Scenario, Task
 
 from ._agreement import Agreement
 from ._errors import JudgeError
+from ._jsonl import read_jsonl
 from ._verdict import Verdict
 
 
@@ -72,28 +73,7 @@ class LabelComparison:
 
 def read_labels(path: str | Path) -> list[tuple[int, LabeledEpisode]]:
     """Parse a labels file; errors name the file, the line and the field."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise JudgeError(f"{path}: cannot read the labels file: {error.strerror or error}") from None
-    out: list[tuple[int, LabeledEpisode]] = []
-    problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data: Any = json.loads(line)
-        except json.JSONDecodeError as error:
-            problems.append(f"{path}:{number}: not JSON: {error}")
-            continue
-        try:
-            out.append((number, LabeledEpisode.model_validate(data)))
-        except ValidationError as error:
-            for detail in error.errors(include_url=False):
-                where = ".".join(str(part) for part in detail["loc"]) or "line"
-                problems.append(f"{path}:{number}: {where}: {detail['msg']}")
-    if problems:
-        raise JudgeError("\n".join(problems))
+    out = read_jsonl(path, LabeledEpisode)
     if not out:
         raise JudgeError(f"{path}: no labelled episodes (expected one JSON object per line)")
     return out

@@ -114,6 +114,7 @@ async def judge_llm_items(
                 passed=item_passed(item_checks),
                 checks=item_checks,
                 deterministic=False,
+                critical=item.critical,
             )
         )
     return LlmJudgment(

@@ -1,4 +1,4 @@
-"""The score arithmetic, in one place: chained items, weighted shares and the pass threshold."""
+"""The score arithmetic, in one place: chained items, weighted shares, the pass threshold, critical and guard items."""
 
 from __future__ import annotations
 
@@ -24,24 +24,32 @@ def item_passed(checks: Sequence[CheckVerdict]) -> bool | None:
 
 
 def score_items(items: Sequence[ItemVerdict], pass_threshold: float = 1.0) -> tuple[float, bool | None]:
-    """(score, passed) where score = sum(weight * passed) / sum(weight) over the judged items.
+    """(score, passed) where score = sum(weight * passed) / sum(weight) over the judged scoring items.
 
-    passed is score >= pass_threshold; with unjudged items it is decided only when they cannot change
-    the outcome (None otherwise). With nothing judged the score is 0.0.
+    Guard items earn nothing and count in no weight. passed is score >= pass_threshold with no failed
+    critical or guard item: one such failure fails the task whatever the score. With unjudged items it
+    is decided only when they cannot change the outcome (None otherwise). With nothing judged the score
+    is 0.0.
     """
-    judged = [item for item in items if item.passed is not None]
+    scoring = [item for item in items if not item.guard]
+    judged = [item for item in scoring if item.passed is not None]
     judged_weight = sum(item.weight for item in judged)
     passed_weight = sum(item.weight for item in judged if item.passed)
-    total = sum(item.weight for item in items)
+    total = sum(item.weight for item in scoring)
     score = passed_weight / judged_weight if judged_weight else 0.0
-    if len(judged) == len(items):
-        return score, score >= pass_threshold - _EPSILON
+    blocking = [item for item in items if item.critical or item.guard]
+    if any(item.passed is False for item in blocking):
+        return score, False
+    blocking_open = any(item.passed is None for item in blocking)
+    if len(judged) == len(scoring):
+        reached = score >= pass_threshold - _EPSILON
+        return score, (None if blocking_open else True) if reached else False
     lowest = passed_weight / total if total else 0.0
     highest = (passed_weight + total - judged_weight) / total if total else 0.0
-    if lowest >= pass_threshold - _EPSILON:
-        return score, True
     if highest < pass_threshold - _EPSILON:
         return score, False
+    if lowest >= pass_threshold - _EPSILON and not blocking_open:
+        return score, True
     return score, None
 
 
@@ -70,6 +78,8 @@ def check_item(
         passed=item_passed(checks),
         checks=checks,
         deterministic=True,
+        critical=item.critical,
+        guard=isinstance(item, StateItem) and item.guard,
     )
 
 
@@ -90,4 +100,6 @@ def unjudged_item(item: LlmItem | StateItem, reason: str = "not judged (llm item
         passed=None,
         checks=checks,
         deterministic=isinstance(item, StateItem),
+        critical=item.critical,
+        guard=isinstance(item, StateItem) and item.guard,
     )

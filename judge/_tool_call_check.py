@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from occusim.environments import ReferenceStep, StepRecord, ToolCallCheck
 
 from ._json_values import json_contains, short_json
+from ._state_check import all_pass, describe_state_check
 from ._verdict import CheckVerdict
 
 Call = StepRecord | ReferenceStep
@@ -26,6 +27,8 @@ def describe_tool_call_check(check: ToolCallCheck) -> str:
     text = f"called {check.tool}"
     if check.arguments_match:
         text += f" with {short_json(check.arguments_match)}"
+    if check.arguments_where:
+        text += " where " + " and ".join(describe_state_check(sub) for sub in check.arguments_where)
     if check.after:
         text += f", after {check.after}"
     if check.before:
@@ -64,14 +67,18 @@ def _evaluate(check: ToolCallCheck, steps: Sequence[Call]) -> tuple[bool, str, l
         note = f" ({rejected} rejected call(s) did not reach the simulator)" if rejected else ""
         return False, f"{check.tool} was never called{note}", []
     expected = check.arguments_match
-    matching = [(i, step) for i, step in calls if expected is None or json_contains(expected, step.arguments)]
+    constrained = expected is not None or check.arguments_where is not None
+    matching = [
+        (i, step)
+        for i, step in calls
+        if (expected is None or json_contains(expected, step.arguments))
+        and all_pass(check.arguments_where, step.arguments)
+    ]
     if not matching:
         seen = "; ".join(f"step {i}: {short_json(step.arguments)}" for i, step in calls[:3])
-        return (
-            False,
-            f"{check.tool} was called {len(calls)} time(s), none with {short_json(expected)} ({seen})",
-            [],
-        )
+        wanted = describe_tool_call_check(check.model_copy(update={"before": None, "after": None}))
+        wanted = wanted.removeprefix(f"called {check.tool} ")
+        return False, f"{check.tool} was called {len(calls)} time(s), none {wanted} ({seen})", []
     first_call = {tool: next((i for i, step in counted if step.tool == tool), None)
                   for tool in (check.after, check.before) if tool is not None}
     first, _ = matching[0]
@@ -79,7 +86,7 @@ def _evaluate(check: ToolCallCheck, steps: Sequence[Call]) -> tuple[bool, str, l
     if after_first is not None:
         first = next((i for i, _ in matching if i > after_first), first)
     evidence = [first]
-    reasons = [f"{check.tool} called at step {first}" + (" with matching arguments" if expected else "")]
+    reasons = [f"{check.tool} called at step {first}" + (" with matching arguments" if constrained else "")]
     for other, must_come_after in ((check.after, False), (check.before, True)):
         if other is None:
             continue

@@ -56,6 +56,10 @@ class ItemVerdict(BaseModel):
     passed: bool | None = Field(description="None when the item was not judged (its kind was skipped).")
     checks: list[CheckVerdict] = Field(default_factory=list)
     deterministic: bool
+    critical: bool = Field(default=False, description="A failure fails the task whatever the score.")
+    guard: bool = Field(
+        default=False, description="Must stay true from the start: earns no score, a failure fails the task."
+    )
 
 
 class Verdict(BaseModel):
@@ -87,6 +91,11 @@ class Verdict(BaseModel):
     )
     usage: Usage = Field(default_factory=Usage)
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def blocking_failures(self) -> list[str]:
+        """Ids of the failed critical and guard items: each one alone fails the task."""
+        return [item.id for item in self.items if (item.critical or item.guard) and item.passed is False]
 
     @property
     def unjudged(self) -> bool:

@@ -16,6 +16,8 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     raw_arguments: str
+    # Why `raw_arguments` is not a JSON object, for a call kept as the model sent it (`arguments` is then {}).
+    unreadable: str | None = None
 
 
 @dataclass

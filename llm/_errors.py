@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from occusim.environments import OccusimError
+
 from ._redact import redact
 
 
-class LLMError(Exception):
+class LLMError(OccusimError):
     """Base class for every failure of the model gateway."""
+
+    # The work failed (a model or the infrastructure), not the user's input.
+    exit_code: ClassVar[int] = 1
 
 
 class ProviderAnswerError(LLMError):

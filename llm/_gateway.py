@@ -49,12 +49,16 @@ async def complete(
     role: str = "world_model",
     cache: ResponseCache | bool | None = None,
     retry: RetryPolicy | None = None,
+    keep_unreadable_arguments: bool = False,
 ) -> Completion:
     """Ask `model` for one chat completion, with caching, retries and usage accounting.
 
     `temperature=None` sends none (the provider's default), as do `seed` and `max_tokens` when None.
     `seed` is sent to the provider and keys the cache; `cache_seed` only keys the cache (for protocols
     that send no seed), so that each trial is its own sample and a re-run of it is served from the cache.
+    A tool call whose arguments are not a JSON object raises LLMOutputError, unless
+    `keep_unreadable_arguments`: then it is returned with `arguments` {} and the reason in `unreadable`
+    (a protocol that hands the model's own text on, as OccuBench's harness does).
     """
     config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
     store = _select_cache(cache, config, temperature, seed if cache_seed is None else cache_seed)
@@ -67,7 +71,7 @@ async def complete(
         )
         hit = await store.get(key)
         if hit is not None:
-            return hit
+            return _readable(hit, keep_unreadable_arguments)
 
     request: dict[str, Any] = {
         "model": config.model,
@@ -102,8 +106,19 @@ async def complete(
     else:
         cost = litellm_cost(response)
     completion = _to_completion(response, config, latency_ms, cost)
-    if store is not None and key is not None:
+    unreadable = any(call.unreadable for call in completion.tool_calls)
+    # A reply the caller refuses is not stored: its re-ask is a new sample.
+    if store is not None and key is not None and (keep_unreadable_arguments or not unreadable):
         await store.put(key, completion)
+    return _readable(completion, keep_unreadable_arguments)
+
+
+def _readable(completion: Completion, keep_unreadable: bool) -> Completion:
+    """`completion`, or LLMOutputError for its first call whose arguments are not a JSON object."""
+    if not keep_unreadable:
+        for call in completion.tool_calls:
+            if call.unreadable:
+                raise LLMOutputError(call.unreadable, call.raw_arguments)
     return completion
 
 
@@ -278,7 +293,9 @@ def _tool_call(call: Any, index: int) -> ToolCall:
             try:
                 arguments = parse_json_output(raw)
             except LLMOutputError:
-                raise LLMOutputError(f"tool call {name!r} has arguments that are not JSON", raw) from None
+                return ToolCall(id=call.id or f"call_{index}", name=name, arguments={}, raw_arguments=raw,
+                                unreadable=f"tool call {name!r} has arguments that are not JSON")
     if not isinstance(arguments, dict):
-        raise LLMOutputError(f"tool call {name!r} has arguments that are not a JSON object", raw)
+        return ToolCall(id=call.id or f"call_{index}", name=name, arguments={}, raw_arguments=raw,
+                        unreadable=f"tool call {name!r} has arguments that are not a JSON object")
     return ToolCall(id=call.id or f"call_{index}", name=name, arguments=arguments, raw_arguments=raw)

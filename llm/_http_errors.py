@@ -3,14 +3,20 @@ summary reads the same whichever path made the call."""
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class ProviderHTTPError(Exception):
+from occusim.environments import OccusimError
+
+
+class ProviderHTTPError(OccusimError):
     """An OpenAI-compatible endpoint failed: an HTTP error status, a connection failure or a timeout.
 
     `status_code` is the HTTP status (None when no response came); `transient` says whether retrying can help.
     """
 
     transient = False
+    # The work failed at the provider, not the user's input.
+    exit_code: ClassVar[int] = 1
 
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)

@@ -16,10 +16,12 @@ from ._body_limit import BodyLimit
 from ._errors import ErrorBody
 from ._handlers import EXCEPTION_HANDLERS
 from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
+from ._text_rule import state_text_rule
 
 _ERROR_TEXT = {
     400: "The body is not JSON, or holds what no record can (NUL, lone surrogates, nesting over 128 levels)",
-    401: "Missing or wrong credentials", 403: "Not offered to this API key", 404: "Not found", 409: "Conflict",
+    401: "Missing or wrong credentials", 403: "Not offered to this API key", 404: "Not found",
+    409: "Conflict: the state of what the request names forbids it, or the body's parts contradict each other",
     413: "Body too large", 415: "The body is not sent as application/json", 422: "Invalid request",
     429: "A limit of the tenant was reached; retry after the Retry-After header's seconds",
     502: "A model could not be reached", 503: "Unavailable for now; retry after the Retry-After header's seconds",
@@ -64,4 +66,13 @@ def rest_app(
                  and not isinstance(route, JsonBodyRoute)]
     if unchecked:
         raise TypeError(f"routes {unchecked} read a body unchecked; build their router with route_class=JsonBodyRoute")
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        # The document FastAPI generates from the models, with the rule every body is checked against.
+        if app.openapi_schema is None:
+            app.openapi_schema = state_text_rule(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from occusim.environments import OccusimError
+
 
 class FieldError(BaseModel):
     """One invalid field of a request."""
@@ -22,7 +24,7 @@ class ErrorBody(BaseModel):
     errors: list[FieldError] | None = Field(default=None, description="Per-field problems of an invalid request.")
 
 
-class ApiError(HTTPException):
+class ApiError(HTTPException, OccusimError):
     """An error answered as an ErrorBody with an HTTP status.
 
     It is Starlette's HTTPException, so FastAPI lets it through while reading a body (a body over the

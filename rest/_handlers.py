@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match
 
-from occusim.environments import format_location
+from occusim.environments import INCONSISTENT, format_location
 
 from ._errors import ApiError, FieldError
 
@@ -79,6 +79,10 @@ async def _invalid_request(request: Request, error: Exception) -> Response:
     ]
     shown = "; ".join(f"{field.field or 'body'}: {field.message}" for field in fields[:_SHOWN_FIELD_ERRORS])
     more = f" (and {len(fields) - _SHOWN_FIELD_ERRORS} more)" if len(fields) > _SHOWN_FIELD_ERRORS else ""
+    if all(field.type == INCONSISTENT for field in fields):
+        # The body satisfies its schema, but its parts contradict each other: a rule no schema can state.
+        return error_response(ApiError(409, "inconsistent_body", f"the request body contradicts itself: {shown}{more}",
+                                       errors=fields))
     return error_response(ApiError(422, "invalid_body", f"invalid request body: {shown}{more}", errors=fields))
 
 

@@ -1,8 +1,9 @@
 # The public names of occusim.server. `__init__.py` loads them lazily from this list, so that importing one name
 # loads only the modules it needs, while type checkers see the real types.
 from ._audit import audit_step, patch_flags
-from ._audit_selftest import AuditSelftest, GoldenStep, MutationTally, golden_steps, run_audit_selftest
-from ._episode import Episode, JudgeHook, StepOutcome
+from ._audit_golden import GoldenStep, golden_steps
+from ._audit_selftest import AuditSelftest, MutationTally, run_audit_selftest
+from ._episode import Episode
 from ._episodes import DEFAULT_MAX_CONCURRENT_CALLS, EPISODE_ID, EpisodeService
 from ._errors import (
     EpisodeClosedError,
@@ -13,6 +14,7 @@ from ._errors import (
     RefusedInputError,
     SimulatorError,
     SimulatorUnavailableError,
+    SpendLimitError,
     StepConflictError,
     StepLimitError,
     StoreError,
@@ -21,11 +23,21 @@ from ._errors import (
     UnknownToolError,
 )
 from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
-from ._judging import BackgroundJudging, judge_hook, occubench_judge_hook
+from ._judging import BackgroundJudging
 from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
+from ._protocol import (
+    NATIVE,
+    NATIVE_MODES,
+    JudgeHook,
+    NativeSimulation,
+    SimulationProtocol,
+    StepOutcome,
+    SteppedEpisode,
+    judge_hook,
+)
 from ._stdio import serve_stdio
 from ._store import DEFAULT_MAX_OVERFLOW, DEFAULT_POOL_SIZE, EpisodeSummary, Judgment, Store, normalize_url
-from ._world_model import DEFAULT_CALL_DEADLINE, Simulation, WorldModel
+from ._world_model import DEFAULT_CALL_DEADLINE, Simulation, WorldModel, ask_world_model
 
 __all__ = [
     "DEFAULT_CALL_DEADLINE",
@@ -46,12 +58,18 @@ __all__ = [
     "BackgroundJudging",
     "build_mcp_server",
     "judge_hook",
-    "occubench_judge_hook",
+    "NATIVE",
+    "NATIVE_MODES",
+    "NativeSimulation",
+    "SimulationProtocol",
+    "SteppedEpisode",
+    "ask_world_model",
     "normalize_url",
     "serve_stdio",
     "Episode",
     "EpisodeClosedError",
     "EpisodeError",
+    "SpendLimitError",
     "EpisodeExistsError",
     "EpisodeNotFoundError",
     "EpisodeService",

@@ -6,9 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonpointer
+
+from ._audit_values import instant
+
+if TYPE_CHECKING:
+    from ._audit_identity import Entities
 
 # Record ids as scenarios write them: P-2041, INC-2024-0042, PO-4500018842, A1, R2.
 ID_PATTERN = re.compile(r"^[A-Z][A-Z0-9]*(?:[-_][A-Za-z0-9]+)*-?[0-9][A-Za-z0-9]*$")
@@ -51,15 +56,17 @@ class Record:
 
 @dataclass
 class StateIndex:
-    """Every object of a state, by id (ids that name one record only) and by its scalar fields."""
+    """Every object of a state, by path and by its scalar fields; the collection records among them
+    through `entities`."""
 
     records: list[Record] = field(default_factory=list)
-    by_id: dict[str, list[Record]] = field(default_factory=dict)
+    by_path: dict[str, Record] = field(default_factory=dict)
+    entities: Entities | None = None
     _by_field: dict[tuple[str, Any], list[int]] | None = None
 
     @classmethod
-    def of(cls, state: Any) -> StateIndex:
-        index = cls()
+    def of(cls, state: Any, entities: Entities | None = None) -> StateIndex:
+        index = cls(entities=entities)
         if isinstance(state, dict | list):
             index._walk(state, "", None)
         return index
@@ -81,30 +88,23 @@ class StateIndex:
     def _add(self, node: dict[str, Any], path: str, mapping_key: str | None) -> None:
         record = Record(path, path.rsplit("/", 1)[0], node, None)
         self.records.append(record)
-        if mapping_key is not None:
-            self.by_id.setdefault(mapping_key, []).append(record)
-        else:
+        self.by_path[path] = record
+        if mapping_key is None:
             named = own_id(node)
-            if named is not None:
-                record.id_key = named[0]
-                self.by_id.setdefault(named[1], []).append(record)
+            record.id_key = named[0] if named is not None else None
 
-    def record_for(self, key: str, value: str) -> Record | None:
-        """The one record an observation's `key: value` names, if the state holds exactly one."""
-        found = self.by_id.get(value)
-        if not found or len(found) != 1:
-            return None
-        record = found[0]
-        return record if record.id_key in (None, key) or key == "id" else None
+    def resolved(self, item: dict[str, Any]) -> list[Record]:
+        """The collection records an observed object is a view of (see Entities.resolve): one, or several
+        it is equally a view of, or none."""
+        found = self.entities.resolve(item) if self.entities is not None else []
+        return [self.by_path[r.path] for r in found if r.path in self.by_path]
 
     def sources(self, item: dict[str, Any]) -> list[Record]:
-        """The records an observed object reports: named by its own id, or else copying two or more of
-        their scalar fields with no field differing."""
-        named = own_id(item)
-        if named is not None:
-            record = self.record_for(*named)
-            if record is not None:
-                return [record]
+        """The records an observed object reports: the collection record it names, or else those it copies
+        two or more scalar fields of with no field differing."""
+        named = self.resolved(item)
+        if named:
+            return named
         by_field = self._fields()
         pairs = [(k, _token(v)) for k, v in item.items() if is_scalar(v)]
         hits: dict[int, int] = {}
@@ -121,6 +121,18 @@ class StateIndex:
                 found.append(self.records[number])
         return found
 
+    def copies(self, item: dict[str, Any]) -> list[Record]:
+        """The state objects an observed object copies whole: every scalar field of it (two or more) held,
+        equal, by the object. A row of a list the state holds, whatever collection its fields also name."""
+        pairs = [(k, _token(v)) for k, v in item.items() if is_scalar(v)]
+        if len(pairs) < 2:
+            return []
+        hits: dict[int, int] = {}
+        for pair in pairs:
+            for number in self._fields().get(pair, ()):
+                hits[number] = hits.get(number, 0) + 1
+        return [self.records[number] for number, count in hits.items() if count == len(pairs)]
+
     def _fields(self) -> dict[tuple[str, Any], list[int]]:
         """(field, value) -> the records holding it; built on first use, as only lists need it."""
         if self._by_field is None:
@@ -136,12 +148,19 @@ class StateIndex:
 
 
 def _token(value: Any) -> tuple[str, Any]:
-    """A hashable stand-in that keeps True apart from 1 but 2 equal to 2.0, as JSON does."""
+    """A hashable stand-in that keeps True apart from 1 but 2 equal to 2.0, as JSON does; numbers to nine
+    significant digits, text up to whitespace and date-times as instants, as the audit compares values."""
     if isinstance(value, bool) or value is None:
         return ("const", value)
     if isinstance(value, int | float):
-        return ("number", float(value))
+        return ("number", float(f"{value:.9g}"))
+    if isinstance(value, str):
+        moment = instant(value) if _DATE_TIME.match(value) else None
+        return ("instant", moment) if moment is not None else ("text", " ".join(value.split()))
     return ("text", value)
+
+
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 
 def walk_objects(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
-import json
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from pydantic import BaseModel
@@ -15,7 +15,6 @@ from pydantic import BaseModel
 from occusim.environments import (
     MAX_JSON_DEPTH,
     EpisodeRecord,
-    HarnessPrompts,
     JsonInputError,
     Scenario,
     SchemaViolation,
@@ -27,7 +26,6 @@ from occusim.environments import (
     reports_error,
     state_hash,
 )
-from occusim.judge import occubench_action
 
 from ._degrade import degrade, explicit_error
 from ._errors import (
@@ -40,8 +38,8 @@ from ._errors import (
     StepLimitError,
     UnknownToolError,
 )
-from ._faults import FaultSchedule, fault_rules
-from ._occubench_world import occubench_messages, occubench_system_prompt, simulate_occubench
+from ._faults import FaultSchedule, PlannedFault, fault_rules
+from ._protocol import NATIVE, JudgeHook, SimulationProtocol, StepOutcome
 from ._schemas import violations
 from ._simulator_prompt import simulated_steps, true_observation
 from ._store import Store, utcnow
@@ -49,18 +47,11 @@ from ._world_model import WorldModel
 
 log = logging.getLogger("occusim.server")
 
-JudgeHook = Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
 # Told the tenant and the model cost (USD) of each committed step, and of each judgment, that cost something.
 CostHook = Callable[[str | None, float], Awaitable[None]]
-
-
-@dataclass
-class StepOutcome:
-    """What one tool call returns: the observation the agent sees, whether it is an error, and the record."""
-
-    observation: dict[str, Any]
-    is_error: bool
-    record: StepRecord
+# Held around each world-model call and the counting of its cost, given the tenant; raises SpendLimitError
+# (nothing recorded) when the tenant's spend may not grow.
+SpendHold = Callable[[str | None], AbstractAsyncContextManager[None]]
 
 
 class Episode:
@@ -79,15 +70,16 @@ class Episode:
 
     def __init__(self, record: EpisodeRecord, *, task: Task, scenario: Scenario, world_model: WorldModel,
                  store: Store, judge: JudgeHook | None = None,
-                 on_close: Callable[[Episode], None] | None = None, harness: HarnessPrompts | None = None,
-                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None) -> None:
+                 on_close: Callable[[Episode], None] | None = None, protocol: SimulationProtocol = NATIVE,
+                 max_argument_depth: int = MAX_JSON_DEPTH, on_cost: CostHook | None = None,
+                 spend_hold: SpendHold | None = None) -> None:
         self.record = record
         self.task = task
         self.scenario = scenario
         self.world_model = world_model
         self.store = store
         self.judge_hook = judge
-        self.harness = harness
+        self.protocol = protocol
         self.max_argument_depth = max_argument_depth
         self.schedule = FaultSchedule.for_task(record.faults, task)
         self.verdict: BaseModel | None = None
@@ -95,6 +87,7 @@ class Episode:
         self._fault_rules = fault_rules(record.faults)
         self._on_close = on_close
         self._on_cost = on_cost
+        self._spend_hold = spend_hold
         self._lock = asyncio.Lock()
         self._state_hash = state_hash(record.state)
 
@@ -129,8 +122,8 @@ class Episode:
                    raw_arguments: str | None = None) -> StepOutcome:
         """Run one tool call. See the class docstring for what is raised and what is recorded.
 
-        `raw_arguments` is the agent's own JSON string of the arguments, which the `occubench` mode shows
-        its world model verbatim.
+        `raw_arguments` is the agent's own JSON string of the arguments, which a protocol may show its world
+        model verbatim.
 
         A call that has started runs to its end and is recorded even when its caller gives up (a client
         timeout, an MCP cancellation): the world model was paid for, and a retried call runs after it,
@@ -161,8 +154,10 @@ class Episode:
             _accept(arguments, "the arguments", self.max_argument_depth)
         if raw_arguments is not None:
             _accept(raw_arguments, "the arguments", self.max_argument_depth)
-        if self.record.mode == "occubench":
-            return await self._occubench_step(index, tool, {} if arguments is None else arguments, raw_arguments)
+        return await self.protocol.step(self, index, tool, arguments, raw_arguments)
+
+    async def simulate(self, index: int, tool: str, arguments: dict[str, Any] | None) -> StepOutcome:
+        """occusim's own step: validated arguments, the planned fault, the world model, the degradation."""
         if index >= self.task.max_steps:
             raise StepLimitError(self.id, self.task.max_steps)
         definition = self.scenario.tool(tool)
@@ -181,16 +176,21 @@ class Episode:
                 type=error.error_type, message=str(error),
                 violations=[SchemaViolation(path=path, message=message) for path, message in problems],
             ).envelope()
-            step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
-            return await self._commit(step, self.record.state)
+            step = self.new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+            return await self.commit(step, self.record.state)
 
         planned = self.schedule.next_fault(self.record.steps)
         if planned is not None and planned.kind == "explicit":
             observation, fault = explicit_error(planned.label, tool)
-            step = self._new_step(index, tool, arguments, observation, is_error=True)
+            step = self.new_step(index, tool, arguments, observation, is_error=True)
             step.fault = fault
-            return await self._commit(step, self.record.state)
+            return await self.commit(step, self.record.state)
 
+        async with self.holding_spend():
+            return await self._simulated_step(index, tool, definition, arguments, planned)
+
+    async def _simulated_step(self, index: int, tool: str, definition: Tool, arguments: dict[str, Any],
+                              planned: PlannedFault | None) -> StepOutcome:
         try:
             simulation = await self.world_model.simulate(
                 self.scenario, definition, arguments, state=self.record.state, history=self.record.steps,
@@ -198,10 +198,10 @@ class Episode:
                 seed=self.record.faults.seed,
             )
         except SimulatorError as error:
-            return await self._commit(self._simulator_failure(index, tool, arguments, error), self.record.state)
+            return await self.commit(self.simulator_failure(index, tool, arguments, error), self.record.state)
 
         shown: dict[str, Any] = simulation.observation
-        step = self._new_step(index, tool, arguments, shown, is_error=False)
+        step = self.new_step(index, tool, arguments, shown, is_error=False)
         if planned is not None:
             # When nothing can be degraded (an error answer, nothing optional, no earlier answer to repeat)
             # the call stays clean and the schedule hands the fault to the next call.
@@ -218,50 +218,34 @@ class Episode:
         step.usage, step.latency_ms = simulation.usage, simulation.latency_ms
         new_hash = state_hash(simulation.state) if simulation.patch else self._state_hash
         step.state_hash = new_hash
-        return await self._commit(step, simulation.state, new_hash)
+        return await self.commit(step, simulation.state, new_hash)
 
-    async def _occubench_step(self, index: int, tool: str, arguments: dict[str, Any],
-                              raw_arguments: str | None) -> StepOutcome:
-        """OccuBench's step: any tool name and arguments go to its world model, whose text is the observation.
+    @contextlib.asynccontextmanager
+    async def holding_spend(self) -> AsyncIterator[None]:
+        """Around a model call and its commit: the tenant's spend is held, and counted before it is let go."""
+        if self._spend_hold is None:
+            yield
+            return
+        async with self._spend_hold(self.record.tenant):
+            yield
 
-        Faults are in the prompt (the model injects them), and there is no step limit (the agent's turns
-        bound the episode), as in OccuBench's harness.
-        """
-        if self.harness is None:
-            raise EpisodeError(f"episode {self.id} uses the occubench mode, which needs OccuBench's harness: "
-                               "serve with --protocol occubench --source occubench:PATH")
-        action = occubench_action(tool, raw_arguments if raw_arguments is not None else json.dumps(arguments))
-        system = occubench_system_prompt(self.harness, self.scenario, self.record.faults)
-        messages = occubench_messages(self.harness, system, self.record.steps, action)
-        try:
-            async with self.world_model.bounded(tool):
-                answer = await simulate_occubench(self.harness, self.world_model.model, messages,
-                                                  seed=self.record.faults.seed)
-        except SimulatorError as error:
-            step = self._simulator_failure(index, tool, arguments, error)
-        else:
-            step = self._new_step(index, tool, arguments, answer.text, is_error=False)
-            step.usage, step.latency_ms = answer.usage, answer.latency_ms
-        step.raw_arguments = raw_arguments
-        return await self._commit(step, self.record.state)
-
-    def _simulator_failure(self, index: int, tool: str, arguments: dict[str, Any],
-                           error: SimulatorError) -> StepRecord:
+    def simulator_failure(self, index: int, tool: str, arguments: dict[str, Any],
+                          error: SimulatorError) -> StepRecord:
         # The type tells an outage (an infrastructure failure) from a model too weak for the scenario.
         observation = ToolError(type=error.error_type, message=str(error)).envelope()
-        step = self._new_step(index, tool, arguments, observation, is_error=True, error=str(error))
+        step = self.new_step(index, tool, arguments, observation, is_error=True, error=str(error))
         step.usage, step.latency_ms = error.usage, error.latency_ms
         return step
 
-    def _new_step(self, index: int, tool: str, arguments: Any, observation: Any, *, is_error: bool,
-                  error: str | None = None) -> StepRecord:
+    def new_step(self, index: int, tool: str, arguments: Any, observation: Any, *, is_error: bool,
+                 error: str | None = None) -> StepRecord:
         return StepRecord(
             index=index, tool=tool, arguments=arguments if isinstance(arguments, dict) else {"value": arguments},
             observation=observation, is_error=is_error, error=error, state_hash=self._state_hash,
             created_at=utcnow(),
         )
 
-    async def _commit(self, step: StepRecord, state: dict[str, Any], new_hash: str | None = None) -> StepOutcome:
+    async def commit(self, step: StepRecord, state: dict[str, Any], new_hash: str | None = None) -> StepOutcome:
         # The store write comes first: memory only moves on once the step is durable.
         try:
             await self.store.append_step(self.id, step, state)

@@ -11,15 +11,15 @@ from occusim.environments import (
     Catalog,
     EpisodeRecord,
     FaultSettings,
-    HarnessPrompts,
     SimulationMode,
     UnknownTaskError,
 )
 from occusim.llm import ModelConfig
 
-from ._episode import CostHook, Episode, JudgeHook
+from ._episode import CostHook, Episode, SpendHold
 from ._errors import EpisodeError
 from ._limits import LoopSemaphore
+from ._protocol import NATIVE, JudgeHook, SimulationProtocol
 from ._store import Store, utcnow
 from ._world_model import DEFAULT_CALL_DEADLINE, WorldModel
 
@@ -30,24 +30,27 @@ EPISODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 class EpisodeService:
     """The episodes of one catalog, kept in memory while open and durable in `store`.
 
-    `world_model` is the default simulator (a ModelConfig or model string; None resolves
+    `protocol` simulates, presents and judges the episodes (occusim's own unless the program chose
+    another). `world_model` is the default simulator (a ModelConfig or model string; None resolves
     ModelConfig.for_role("world_model") on first use). `judge`, when set, scores each submitted episode.
     `max_argument_depth` bounds the nesting of every tool call's arguments, declared or not.
     `call_deadline` bounds each tool call's world-model work, retries and repairs included, in seconds;
     at most `max_concurrent_calls` tool calls wait on world models at once, later ones queue before
-    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant.
+    spending a model call. `on_cost` is told each step's and each judgment's model cost, with the episode's tenant;
+    `spend_hold` is held around each world-model call until its cost is told (it refuses calls past a cap).
     Any process sharing the store can open any episode: `open` reloads from the store what is not cached.
     """
 
     def __init__(self, catalog: Catalog, store: Store, *, world_model: ModelConfig | str | None = None,
                  judge: JudgeHook | None = None, history_window: int = 6, max_repairs: int = 2,
-                 harness: HarnessPrompts | None = None, max_argument_depth: int = MAX_JSON_DEPTH,
+                 protocol: SimulationProtocol = NATIVE, max_argument_depth: int = MAX_JSON_DEPTH,
                  call_deadline: float = DEFAULT_CALL_DEADLINE,
                  max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
-                 on_cost: CostHook | None = None) -> None:
+                 on_cost: CostHook | None = None, spend_hold: SpendHold | None = None) -> None:
         self.catalog = catalog
         self.on_cost = on_cost
-        self.harness = harness
+        self.protocol = protocol
+        self.spend_hold = spend_hold
         self.store = store
         self.judge = judge
         self.history_window = history_window
@@ -61,8 +64,8 @@ class EpisodeService:
 
     @property
     def default_mode(self) -> SimulationMode:
-        """The mode of an episode that names none: OccuBench's when the service has its harness."""
-        return "occubench" if self.harness is not None else "tracked"
+        """The mode of an episode that names none, as the service's protocol simulates it."""
+        return self.protocol.episode_mode(None)
 
     @property
     def open_episodes(self) -> dict[str, Episode]:
@@ -94,11 +97,7 @@ class EpisodeService:
         """
         task = self.catalog.task(task_id)
         scenario = self.catalog.scenario_of(task)
-        if mode == "occubench" and (self.harness is None or scenario.simulator_prompt is None):
-            raise EpisodeError(
-                f"mode 'occubench' runs OccuBench tasks on a server started with --protocol occubench; "
-                f"{'this server has no OccuBench harness' if self.harness is None else f'{task_id!r} is not one'}"
-            )
+        self.protocol.check_episode(task_id, scenario, mode)
         if episode_id is None:
             episode_id = uuid.uuid4().hex
         elif not EPISODE_ID.fullmatch(episode_id):
@@ -162,8 +161,8 @@ class EpisodeService:
             ) from None
         return Episode(
             record, task=task, scenario=self.catalog.scenario_of(task), world_model=simulator, store=self.store,
-            judge=self.judge, on_close=lambda episode: self.forget(episode.id), harness=self.harness,
-            max_argument_depth=self.max_argument_depth, on_cost=self.on_cost,
+            judge=self.judge, on_close=lambda episode: self.forget(episode.id), protocol=self.protocol,
+            max_argument_depth=self.max_argument_depth, on_cost=self.on_cost, spend_hold=self.spend_hold,
         )
 
     def _world_model_named(self, name: str) -> WorldModel:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from occusim.environments import JsonInputError, ToolErrorType, Usage
+from occusim.environments import JsonInputError, OccusimError, ToolErrorType, Usage
 
 
-class EpisodeError(Exception):
+class EpisodeError(OccusimError):
     """Base of every error an episode reports; `str(error)` is a message the caller can act on.
 
     `error_type` is the type of the tool error an agent reads in its place.
@@ -106,6 +106,16 @@ class SimulatorUnavailableError(SimulatorError):
     error_type = ToolErrorType.SIMULATOR_UNAVAILABLE
 
 
+class SpendLimitError(EpisodeError):
+    """A model call refused before it started: the tenant's spend today plus the spend held for its calls
+    in flight would pass its daily cap. Nothing is recorded; answered 429 with `retry_after` over HTTP."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        self.kind = "daily_cost_limit"
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
 class EpisodeNotFoundError(EpisodeError, LookupError):
     """No episode with this id exists in memory or in the store."""
 
@@ -133,7 +143,7 @@ class StepConflictError(EpisodeError):
         )
 
 
-class StoreError(Exception):
+class StoreError(OccusimError):
     """The episode store cannot be used as it is; the message says which store and what to do."""
 
 

@@ -4,58 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 
-from pydantic import BaseModel
-
-from occusim.environments import EpisodeRecord, HarnessPrompts, Scenario, Task
-
-from ._episode import Episode, JudgeHook
+from ._episode import Episode
 from ._episodes import EpisodeService
 from ._errors import EpisodeError
 
 _PAGE = 500
 
 log = logging.getLogger("occusim.server")
-
-
-def judge_hook(model: str | None, *, votes: int = 3) -> JudgeHook | None:
-    """A hook that scores a submitted episode with `model`; None (episodes stay unjudged) without a model."""
-    if not model:
-        return None
-
-    async def hook(task: Task, scenario: Scenario, record: EpisodeRecord) -> BaseModel:
-        from occusim.judge import judge
-
-        return await judge(task, record, scenario=scenario, model=model, votes=votes)
-
-    return hook
-
-
-def occubench_judge_hook(model: str | None, harness: HarnessPrompts, origins: Mapping[str, str], *,
-                         votes: int = 3) -> JudgeHook | None:
-    """Like `judge_hook`, but `occubench` episodes get OccuBench's verifier, from the calls the server saw.
-
-    `origins` maps scenario ids to catalog origins, where each environment's config is read again.
-    """
-    if not model:
-        return None
-    native = judge_hook(model, votes=votes)
-    assert native is not None
-
-    async def hook(task: Task, scenario: Scenario, record: EpisodeRecord) -> BaseModel:
-        if record.mode != "occubench":
-            return await native(task, scenario, record)
-        from occusim.environments import occubench_config
-        from occusim.judge import trajectory_from_record, verify_occubench
-        from occusim.llm import ModelConfig
-
-        return await verify_occubench(
-            harness, task, occubench_config(origins[scenario.id]), trajectory_from_record(harness, record),
-            record_id=record.id, model=ModelConfig.for_role("judge", model=model), seed=record.faults.seed,
-        )
-
-    return hook
 
 
 class BackgroundJudging:

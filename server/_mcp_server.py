@@ -53,16 +53,7 @@ SUBMIT_DESCRIPTION = (
 
 def task_brief(episode: Episode) -> str:
     """The task as the agent reads it, identical in the instructions, the `task` prompt and the resource."""
-    scenario, task = episode.scenario, episode.task
-    if episode.record.mode == "occubench" and episode.harness is not None:
-        # OccuBench's own task message; submit_result's description says how to finish.
-        return episode.harness.agent_user_prompt(task.instruction)
-    return (
-        f"You are working as a {scenario.occupation} ({scenario.name}).\n\n"
-        f"{task.instruction.strip()}\n\n"
-        f"Use the tools to do the work. When you are done, call `{SUBMIT_TOOL}` once with your final answer; "
-        f"the episode then closes. You have at most {task.max_steps} tool calls."
-    )
+    return episode.protocol.brief(episode)
 
 
 def _tool_result(payload: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
@@ -91,15 +82,15 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     """
     scenario = episode.scenario
     brief = task_brief(episode)
-    # OccuBench's tools have no output schema: their results are the world model's text, verbatim.
-    occubench = episode.record.mode == "occubench"
+    # A protocol whose results are the world model's text, verbatim, lists no output schemas.
+    advertised = episode.protocol.advertises_output_schemas(episode)
     tools = [
         types.Tool(
             name=tool.name,
             description=tool.description,
             input_schema=portable_schema(tool.input_schema),
             output_schema=(
-                advertised_output_schema(tool.output_schema) if tool.output_schema and not occubench else None
+                advertised_output_schema(tool.output_schema) if tool.output_schema and advertised else None
             ),
         )
         for tool in scenario.tools

@@ -32,8 +32,10 @@ from ._limits import LoopSemaphore
 from ._schemas import violations
 
 _MAX_PROBLEMS = 8
-# What tracked mode refuses (the answer goes back for repair); the audit's other flags are only recorded.
-ENFORCED_FLAGS = frozenset({FlagKind.read_only_change, FlagKind.out_of_bounds_write, FlagKind.created_id_mismatch})
+# What tracked mode refuses (the answer goes back for repair): the flags the state and the tool's
+# declarations make certain. The audit's other flags are only recorded.
+ENFORCED_FLAGS = frozenset({FlagKind.read_only_change, FlagKind.out_of_bounds_write, FlagKind.created_id_mismatch,
+                            FlagKind.wrong_record, FlagKind.unrecorded_write, FlagKind.error_contradiction})
 # Deeper than any argument the agent may send (64 by default), so echoing one back is never refused.
 _MAX_REPLY_DEPTH = 120
 DEFAULT_CALL_DEADLINE = 120.0

@@ -4,14 +4,24 @@ from ._api_models import (
     CreateEpisodeRequest,
     CreateEpisodeResponse,
     EpisodeView,
+    Health,
     SubmitRequest,
     TenantLimits,
     TenantUsage,
     ViewerLinkRequest,
     ViewerLinkResponse,
 )
-from ._config import ConfigError, ServiceSettings, data_dir, default_store_url, is_loopback, load_settings
+from ._config import (
+    ConfigError,
+    ServiceSettings,
+    data_dir,
+    default_store_url,
+    is_loopback,
+    load_settings,
+    trusted_hosts,
+)
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
+from ._http_guards import host_guard
 from ._viewer_source import StoreEpisodes
 from .app import create_app
 
@@ -22,6 +32,7 @@ __all__ = [
     "CreateEpisodeRequest",
     "CreateEpisodeResponse",
     "EpisodeView",
+    "Health",
     "MemoryCounters",
     "RedisCounters",
     "ServiceSettings",
@@ -34,6 +45,8 @@ __all__ = [
     "create_app",
     "data_dir",
     "default_store_url",
+    "host_guard",
     "is_loopback",
     "load_settings",
+    "trusted_hosts",
 ]

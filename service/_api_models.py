@@ -23,12 +23,17 @@ class CreateEpisodeRequest(BaseModel):
     faults: FaultMode = Field(default="E0", description="E0 clean, E1 explicit, E2 implicit, E3 mixed, or prompt.")
     fault_count: int = Field(default=2, ge=0, le=100)
     fault_duration: int = Field(default=2, ge=1, le=100)
+    fault_window: int | None = Field(
+        default=None, ge=1, le=500,
+        description="Calls over which the faults are spread; default the task's expected length (docs/metrics.md).",
+    )
     # The integers every JSON reader holds exactly (IEEE doubles), so the seed survives any client.
     seed: int = Field(default=0, ge=-(2**53 - 1), le=2**53 - 1)
     mode: SimulationMode = "tracked"
 
     def fault_settings(self) -> FaultSettings:
-        return FaultSettings(mode=self.faults, count=self.fault_count, duration=self.fault_duration, seed=self.seed)
+        return FaultSettings(mode=self.faults, count=self.fault_count, duration=self.fault_duration,
+                             window=self.fault_window, seed=self.seed)
 
 
 class CreateEpisodeResponse(BaseModel):
@@ -115,10 +120,14 @@ class TenantUsage(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    status: Literal["ok", "unavailable"] = Field(
+        default="ok", description="unavailable (answered 503) when a dependency cannot be reached.")
     version: str
     tasks: int
     open_endpoints: int = Field(description="Episodes with a live MCP endpoint in this process.")
+    dependencies: dict[str, Literal["ok", "unavailable"]] = Field(
+        default_factory=dict, description="store, and redis when usage is shared: whether this process reaches "
+        "them (the cause is in the service's log).")
 
 
 class ViewerLinkRequest(BaseModel):

@@ -30,6 +30,9 @@ class ApiKeys:
     def __len__(self) -> int:
         return len(self._digests)
 
+    def has_tenant(self, tenant: str) -> bool:
+        return any(name == tenant for name, _ in self._digests)
+
     def tenant(self, key: str | None) -> str | None:
         """The tenant whose API key this is, or None."""
         if not key:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from occusim.environments import (
     MAX_JSON_DEPTH,
+    OccusimError,
     ProtocolName,
     YamlLoadError,
     format_location,
@@ -30,15 +31,16 @@ from occusim.server import (
 
 from ._api_models import TenantLimits
 from ._auth import fingerprint
+from ._oauth import OAuthSettings
 
 LOOPBACK_NAMES = ("localhost",)
 
 
-class ConfigError(Exception):
+class ConfigError(OccusimError):
     """A setting that cannot work; the message names the setting and how to fix it."""
 
 
-class ModelNotAllowedError(Exception):
+class ModelNotAllowedError(OccusimError):
     """A request named a world model the operator does not offer."""
 
     def __init__(self, requested: str, offered: list[str]) -> None:
@@ -67,6 +69,15 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def trusted_hosts(host: str, allowed: list[str]) -> list[str]:
+    """Host header values a service bound to `host` accepts: loopback names, the bound host, `allowed`."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+        bound = f"[{host}]" if ":" in host else host
+        hosts += [f"{bound}:*", bound]
+    return hosts + list(allowed)
 
 
 class ServiceSettings(BaseModel):
@@ -111,6 +122,17 @@ class ServiceSettings(BaseModel):
         "past it the agent gets simulator_unavailable.",
     )
     public_url: str | None = Field(default=None, description="Base URL clients reach the service at.")
+    oauth_issuer: str | None = Field(
+        default=None, description="OAuth 2.1 authorization server whose JWT access tokens the service accepts "
+        "beside API keys (MCP authorization); its metadata must list a jwks_uri.",
+    )
+    oauth_resource: str | None = Field(
+        default=None, description="This service's resource URI, which tokens must name as audience (RFC 8707); "
+        "public_url when unset.",
+    )
+    oauth_scopes: list[str] = Field(default_factory=list, description="Scopes every access token must carry.")
+    oauth_tenant_claim: str = Field(default="sub", min_length=1,
+                                    description="The token claim whose value is the caller's tenant.")
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Extra Host header values accepted (e.g. 'bench.example.org:*')."
     )
@@ -126,6 +148,13 @@ class ServiceSettings(BaseModel):
     keep_alive_seconds: float = Field(
         default=75.0, gt=0, description="How long an idle HTTP connection stays open. Longer than clients "
         "wait between calls under load, so a client never sends a call on a connection being closed.",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="How long a client has to send a request's headers, from connecting or "
+        "from the request's first byte; the connection is closed past it (slowloris).",
+    )
+    body_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="How long a client has to send a request's body once its headers are in.",
     )
     redis: str | None = Field(
         default=None, description="Redis URL (redis://host:6379/0) where replicas share tenant usage and ended "
@@ -160,7 +189,8 @@ class ServiceSettings(BaseModel):
     @model_validator(mode="after")
     def _limits_name_tenants(self) -> ServiceSettings:
         unknown = sorted(set(self.tenant_limits) - set(self.api_keys))
-        if unknown and self.api_keys:
+        # With an OAuth issuer, tenants are also the subjects (or claims) of its tokens, unknown here.
+        if unknown and self.api_keys and self.oauth_issuer is None:
             raise ValueError(f"tenant_limits names tenants without an API key: {', '.join(unknown)}; "
                              f"the tenants are {', '.join(sorted(self.api_keys))}")
         return self
@@ -181,6 +211,26 @@ class ServiceSettings(BaseModel):
     def loopback(self) -> bool:
         return is_loopback(self.host)
 
+    def oauth(self) -> OAuthSettings | None:
+        """The OAuth resource-server settings, or None; ConfigError when the resource URI is unknown."""
+        if self.oauth_issuer is None:
+            return None
+        resource = self.oauth_resource or self.public_url
+        if resource is None:
+            raise ConfigError("--oauth-issuer needs the service's resource URI, which tokens name as their audience: "
+                              "set oauth_resource (--oauth-resource URL) or public_url")
+        return OAuthSettings(issuer=self.oauth_issuer, resource=resource, scopes=tuple(self.oauth_scopes),
+                             tenant_claim=self.oauth_tenant_claim)
+
+    def check_token_secret(self) -> None:
+        """Refuse a store that other replicas can share (PostgreSQL) without token_secret: a replica keying
+        tokens with its own key file would refuse every token the others hand out, and they its tokens."""
+        if self.token_secret is None and self.db.split(":", 1)[0].startswith("postgres"):
+            raise ConfigError(
+                "a PostgreSQL store is shared by every replica that names it, and they must sign episode tokens "
+                "with one key: set token_secret in --config (or OCCUSIM_TOKEN_SECRET) to the same value on each"
+            )
+
     def check_exposure(self) -> None:
         """Refuse settings that would expose episodes: auth off beyond loopback, or auth on without keys."""
         if self.no_auth and not self.loopback:
@@ -196,11 +246,7 @@ class ServiceSettings(BaseModel):
 
     def trusted_hosts(self) -> list[str]:
         """Host header values accepted (DNS-rebinding protection): loopback names, the bound host, extras."""
-        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
-        if not self.loopback and self.host not in ("0.0.0.0", "::"):
-            bound = f"[{self.host}]" if ":" in self.host else self.host
-            hosts += [f"{bound}:*", bound]
-        return hosts + self.allowed_hosts
+        return trusted_hosts(self.host, self.allowed_hosts)
 
     def trusted_origins(self) -> list[str]:
         origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]

@@ -1,6 +1,7 @@
 """Counters and flags that replicas share: in Redis with `--redis URL`, else in this process's memory.
 
-Each key expires after the time it is given, so windows (a minute, a day) clean up after themselves.
+Each key expires after the time it was last given, so windows (a minute, a day) and the places of a
+replica that died clean up after themselves; no count ever goes below 0.
 """
 
 from __future__ import annotations
@@ -10,16 +11,32 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
+from occusim.environments import OccusimError
+
 SOCKET_SECONDS = 30.0
+# One atomic step in Redis: add, floor at 0, and renew the expiry.
+_ADD = """
+local total = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+if tonumber(total) < 0 then
+  total = '0'
+  redis.call('SET', KEYS[1], total)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return total
+"""
 
 
-class CountersUnavailableError(Exception):
+class CountersUnavailableError(OccusimError):
     """Redis could not be reached or answered with an error; the message says which and why."""
 
 
 class Counters(Protocol):
     async def add(self, key: str, amount: float, *, ttl: float) -> float:
-        """Add `amount` to `key` (0 when absent or expired) and return the new total; the key lives `ttl` s."""
+        """Add `amount` to `key` (0 when absent or expired) and return the new total, never below 0.
+
+        The key lives `ttl` seconds from this change: a count in use never lapses under its holders, so a
+        decrement can never meet a count that expired and restarted from 0.
+        """
         ...
 
     async def value(self, key: str) -> float:
@@ -31,6 +48,10 @@ class Counters(Protocol):
         ...
 
     async def flagged(self, key: str) -> bool: ...
+
+    async def ping(self) -> None:
+        """Raise CountersUnavailableError when the counters cannot be reached."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -52,10 +73,8 @@ class MemoryCounters:
         return value
 
     async def add(self, key: str, amount: float, *, ttl: float) -> float:
-        current = self._live(key)
-        expires = self._values[key][1] if key in self._values else time.monotonic() + ttl
-        total = current + amount
-        self._values[key] = (total, expires)
+        total = max(0.0, self._live(key) + amount)
+        self._values[key] = (total, time.monotonic() + ttl)
         if len(self._values) > 10_000:
             self._sweep()
         return total
@@ -68,6 +87,9 @@ class MemoryCounters:
 
     async def flagged(self, key: str) -> bool:
         return self._live(key) > 0
+
+    async def ping(self) -> None:
+        return None
 
     async def close(self) -> None:
         self._values.clear()
@@ -99,16 +121,14 @@ class RedisCounters:
             )
         except ValueError as error:
             raise CountersUnavailableError(f"--redis {_shown(url)}: {error}") from None
+        self._add = self._redis.register_script(_ADD)
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}:{key}"
 
     async def add(self, key: str, amount: float, *, ttl: float) -> float:
         async with self._answers():
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.incrbyfloat(self._key(key), amount)
-            pipe.expire(self._key(key), max(1, round(ttl)), nx=True)
-            total, _ = await pipe.execute()
+            total = await self._add(keys=[self._key(key)], args=[repr(float(amount)), max(1, round(ttl))])
         return float(total)
 
     async def value(self, key: str) -> float:

@@ -52,6 +52,13 @@ class HostGuard:
         await error_response(ApiError(refused.status_code, kind, f"{reason}{shown}"))(scope, receive, send)
 
 
+def host_guard(hosts: list[str], origins: list[str]) -> Middleware:
+    """The HostGuard for a service that trusts `hosts` (Host header patterns) and `origins`."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+    return Middleware(HostGuard, security=security)
+
+
 def cors(origins: list[str]) -> Middleware:
     """Answer browsers' CORS preflights (OPTIONS) for the trusted origins; `http://host:*` takes any port."""
     pattern = "|".join(re.escape(origin).replace(r"\*", "[0-9]+") for origin in origins)

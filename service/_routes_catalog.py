@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 
 from occusim import __version__
 from occusim.rest import JsonBodyRoute, error_responses
 
 from ._api_models import Health, ScenarioList, ScenarioSummary, TaskList, TaskSummary
+from ._health import dependencies
 from ._http_api import Hosted
 
 
@@ -32,9 +33,17 @@ def catalog_router(hosted: Hosted) -> APIRouter:
     router = APIRouter(route_class=JsonBodyRoute)
     with_api_key = [Depends(hosted.tenant_dependency())]
 
-    @router.get("/healthz", summary="Liveness and what this process serves", tags=["service"])
-    async def health() -> Health:
-        return Health(version=__version__, tasks=len(catalog.tasks), open_endpoints=len(hosted.endpoints))
+    @router.get("/healthz", summary="Liveness, what this process serves and whether it reaches its store and Redis",
+                tags=["service"], responses={503: {"model": Health, "description": "A dependency is unavailable."}})
+    async def health(response: Response) -> Health:
+        reached = await dependencies(hosted.service.store, hosted.limits.counters,
+                                     shared_counters=hosted.settings.redis is not None)
+        answer = Health(version=__version__, tasks=len(catalog.tasks), open_endpoints=len(hosted.endpoints),
+                        dependencies=reached, status="ok" if set(reached.values()) == {"ok"} else "unavailable")
+        if answer.status != "ok":
+            response.status_code = 503
+            response.headers["Retry-After"] = "5"
+        return answer
 
     @router.get("/v1/tasks", summary="Every task an episode can be created for", tags=["catalog"],
                 dependencies=with_api_key, responses=error_responses(401))

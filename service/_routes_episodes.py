@@ -17,7 +17,7 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from occusim.environments import EpisodeRecord, UnknownTaskError
 from occusim.judge import Verdict
-from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses, unauthorized
+from occusim.rest import BODY_ERRORS, ApiError, JsonBodyRoute, error_responses
 from occusim.server import EPISODE_ID, EpisodeClosedError, EpisodeError, EpisodeNotFoundError
 
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
@@ -105,14 +105,22 @@ def episode_router(hosted: Hosted) -> APIRouter:
     async def mcp(
         episode_id: str, request: Request, token: HTTPAuthorizationCredentials | None = EPISODE_TOKEN_CREDENTIALS,
     ) -> Response:
-        if not hosted.tokens.verify(episode_id, token.credentials if token else None):
-            raise unauthorized("missing or wrong episode token: send 'Authorization: Bearer <token>' as returned "
-                               "by POST /v1/episodes", presented=token is not None)
+        credential = token.credentials if token else None
+        signed_in = None
+        if not hosted.tokens.verify(episode_id, credential):
+            # Beside the episode's own token, an OAuth access token of the episode's tenant opens it.
+            signed_in = await hosted.signed_in_tenant(credential)
+            if signed_in is None:
+                raise hosted.refusal("missing or wrong episode token: send 'Authorization: Bearer <token>' as "
+                                     "returned by POST /v1/episodes", presented=token is not None)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             return _unsupported_version(version)
         body = await request.body() if request.method == "POST" else None
         exchange = await hosted.endpoints.exchange(episode_id, body)
+        if signed_in is not None and exchange.tenant != signed_in:
+            exchange.release()
+            raise ApiError(404, "not_found", f"no episode {episode_id!r} for this access token")
         try:
             with tenant_limits_answered():
                 await hosted.limits.admit_tool_calls(exchange.tenant, exchange.post.tool_calls)

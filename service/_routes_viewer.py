@@ -14,7 +14,7 @@ from occusim.server import EPISODE_ID
 from occusim.viewer import PAGE_HEADERS, AccessDenied, EpisodeSource, viewer_routes
 
 from ._api_models import ViewerLinkRequest, ViewerLinkResponse
-from ._auth import ViewerLinks
+from ._auth import ViewerGrant, ViewerLinks
 from ._http_api import Hosted
 from ._viewer_source import StoreEpisodes
 
@@ -40,6 +40,18 @@ class HostedViewer:
             )
         return self._sources[tenant]
 
+    def grant(self, token: str | None) -> ViewerGrant | None:
+        """A link's grant, if it is valid here: with API keys, only one naming a tenant (a link minted without
+        auth, by any instance sharing the key, would otherwise show every tenant's episodes) that has a key,
+        or, with an OAuth issuer, whose tokens name any tenant, any tenant."""
+        grant = self.links.verify(token)
+        keys = self.hosted.api_keys
+        if grant is None or keys is None:
+            return grant
+        if grant.tenant is None:
+            return None
+        return grant if self.hosted.oauth is not None or keys.has_tenant(grant.tenant) else None
+
     async def source_for(self, request: Request) -> EpisodeSource:
         if self.hosted.api_keys is None:
             return self.source(None)
@@ -50,7 +62,7 @@ class HostedViewer:
             if tenant is None:
                 raise AccessDenied(401, "unknown API key: send 'Authorization: Bearer <key>'", _CHALLENGE)
             return self.source(tenant)
-        grant = self.links.verify(request.cookies.get(COOKIE))
+        grant = self.grant(request.cookies.get(COOKIE))
         if grant is None:
             raise AccessDenied(401, "no API key, and no valid viewer link: send 'Authorization: Bearer <key>', or "
                                "open a link from POST /v1/viewer-links (they expire)", _CHALLENGE)
@@ -59,7 +71,7 @@ class HostedViewer:
     async def open_link(self, request: Request) -> Response:
         """`/v1/view/open?access=...`: keep the grant in a cookie for the pages, then show them."""
         token = request.query_params.get("access")
-        grant = self.links.verify(token)
+        grant = self.grant(token)
         if token is None or grant is None:
             return _denied("this viewer link is not valid or has expired: ask POST /v1/viewer-links for a new one")
         episode = request.query_params.get("episode")

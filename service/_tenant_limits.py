@@ -11,10 +11,12 @@ import math
 import time
 from collections.abc import AsyncIterator, Mapping
 
+from occusim.environments import OccusimError
 from occusim.server import Store
 
 from ._api_models import TenantLimits, TenantUsage
 from ._counters import Counters, CountersUnavailableError
+from ._spend import SpendHolds
 
 log = logging.getLogger("occusim.server")
 
@@ -26,7 +28,7 @@ OPEN_EPISODES_RETRY_SECONDS = 30
 OPENING_SECONDS = 60.0
 
 
-class TenantLimitError(Exception):
+class TenantLimitError(OccusimError):
     """A tenant reached one of its limits: answered 429 with `retry_after` seconds."""
 
     def __init__(self, kind: str, message: str, retry_after: float) -> None:
@@ -44,6 +46,7 @@ class TenantLimiter:
         self.store = store
         self.defaults = defaults or TenantLimits()
         self.tenants = dict(tenants or {})
+        self.holds = SpendHolds(counters)
 
     def limits(self, tenant: str | None) -> TenantLimits:
         """The tenant's own limits where set, else the defaults (no limit at all without auth)."""
@@ -110,9 +113,22 @@ class TenantLimiter:
                 _seconds_left(MINUTE),
             )
 
+    @contextlib.asynccontextmanager
+    async def holding_spend(self, tenant: str | None) -> AsyncIterator[None]:
+        """Hold around one model call and the counting of its cost; SpendLimitError when it may not start."""
+        cap = self.limits(tenant).cost_per_day_usd
+        if tenant is None or cap is None:
+            yield
+            return
+        async with self.holds.holding(tenant, cap=cap, spent_key=_day_key(tenant), retry_after=_seconds_left(DAY)):
+            yield
+
     async def record_spend(self, tenant: str | None, cost_usd: float | None) -> None:
         """Add a model call's cost to the tenant's spend today. A counter that cannot be reached is logged."""
-        if tenant is None or not cost_usd or cost_usd <= 0:
+        if not cost_usd or cost_usd <= 0:
+            return
+        self.holds.learn(cost_usd)
+        if tenant is None:
             return
         try:
             await self.counters.add(_day_key(tenant), cost_usd, ttl=2 * DAY)

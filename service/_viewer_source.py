@@ -55,9 +55,11 @@ class StoreEpisodes:
         entry = self._entry(record, judgment)
         entry.faults = [step.fault.label for step in record.steps if step.fault is not None]
         entry.flags = sorted({flag["kind"] for step in record.steps for flag in step_flags(step)})
-        tally = fault_tally(record.faults, record.task_id, record.steps)
-        entry.faults_planned, entry.faults_met = tally.planned, tally.met
         task = self.catalog.tasks.get(record.task_id) if self.catalog is not None else None
+        if task is not None:
+            # The plan depends on the task's expected length; without the task only the faulted calls show.
+            tally = fault_tally(record.faults, task, record.steps)
+            entry.faults_planned, entry.faults_met = tally.planned, tally.met
         return EpisodeDetail(entry=entry, record=record, verdict=verdict, note=note,
                              instruction=task.instruction if task is not None else None)
 

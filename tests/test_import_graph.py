@@ -13,9 +13,11 @@ ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # A package may import one on a lower level, or on its own level (llm reads environments' Usage). `rest` is
 # the REST layer the services share; `analysis` (what a run wrote: metrics, reports, export, comparison) and
 # `viewer` (the episode pages) need no simulation; `server` is the simulation engine, `service` the hosted
-# service built on it, and `clients` (agents, the batch runner, the CLI) drive both and sit on top.
+# service built on it, and `clients` (agents, the batch runner, the CLI) drive both; `occubench`
+# (OccuBench's protocol) builds on the clients' agent and the server's episodes, and the clients find it by
+# name (`PROTOCOLS`).
 LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "analysis": 3, "viewer": 3, "server": 4,
-          "service": 5, "clients": 6}
+          "service": 5, "clients": 6, "occubench": 7}
 
 
 def _modules() -> dict[str, Path]:

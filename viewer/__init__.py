@@ -4,6 +4,7 @@ rendered on the server from any `EpisodeSource` (a run folder, a store, one tena
 from ._app import PAGE_HEADERS, AccessDenied, SourceFor, viewer_app, viewer_routes
 from ._diff import DiffRow, side_by_side
 from ._filters import FILTERS, Selection
+from ._labelling import LabelDesk, LabelForm, LabelRow, append_lines
 from ._models import EpisodeDetail, EpisodeEntry, EpisodeSource
 from ._render import render_episode, render_index
 from ._timeline import StepView, step_flags, timeline
@@ -16,9 +17,13 @@ __all__ = [
     "EpisodeDetail",
     "EpisodeEntry",
     "EpisodeSource",
+    "LabelDesk",
+    "LabelForm",
+    "LabelRow",
     "Selection",
     "SourceFor",
     "StepView",
+    "append_lines",
     "render_episode",
     "render_index",
     "side_by_side",

@@ -14,11 +14,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Lifespan
 
+from occusim.environments import OccusimError
+
+from ._labelling import LabelDesk, save_labels
 from ._models import EpisodeSource
 from ._render import STATIC, render_episode, render_index
 
@@ -40,7 +43,7 @@ REPORT_HEADERS = PAGE_HEADERS | {
 }
 
 
-class AccessDenied(Exception):
+class AccessDenied(OccusimError):
     """The request may not see these pages (or this episode); answered as a plain-text error."""
 
     def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None) -> None:
@@ -53,10 +56,11 @@ def _base(request: Request) -> str:
     return str(request.scope.get("root_path", "")).rstrip("/")
 
 
-def viewer_routes(source_for: SourceFor, *, report: Path | None = None) -> list[BaseRoute]:
-    """`/` (the index, filtered by its query string), `/episodes/{id}`, `/static/...` and, given the path of
-    the run's HTML report, `/report` (the file as it is at each request; linked from the pages while it exists).
-    """
+def viewer_routes(source_for: SourceFor, *, labels: LabelDesk | None = None,
+                  report: Path | None = None) -> list[BaseRoute]:
+    """`/` (the index, filtered by its query string), `/episodes/{id}` and `/static/...`; with `labels`, the
+    episode pages carry the labelling form, which posts to `/labels/{id}`; given the path of the run's HTML
+    report, `/report` (the file as it is at each request; linked from the pages while it exists)."""
 
     async def report_written() -> bool:
         return report is not None and await asyncio.to_thread(report.is_file)
@@ -70,8 +74,13 @@ def viewer_routes(source_for: SourceFor, *, report: Path | None = None) -> list[
         except AccessDenied as denied:
             return _denied(denied)
         entries = await source.entries()
-        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=source.title,
-                            limited=source.limited, report_href=await report_href(request))
+        title = source.title
+        if labels is not None:
+            title = labels.title(title, await labels.progress(entries))
+            entries = [labels.shown_entry(entry) for entry in entries]
+        page = render_index(entries, dict(request.query_params), base=_base(request), source_title=title,
+                            limited=source.limited, blind=labels is not None and labels.blind,
+                            report_href=await report_href(request))
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
     async def episode(request: Request) -> Response:
@@ -84,8 +93,25 @@ def viewer_routes(source_for: SourceFor, *, report: Path | None = None) -> list[
         if detail is None:
             return PlainTextResponse(f"no episode {episode_id!r} here", status_code=404, headers=PAGE_HEADERS)
         detail = detail.model_copy(update={"report_href": await report_href(request)})
-        page = render_episode(detail, base=_base(request), source_title=source.title)
+        form, title = None, source.title
+        if labels is not None:
+            saved = request.query_params.get("saved", "")
+            form = await labels.form(detail, source, base=_base(request),
+                                     saved=int(saved) if saved.isdigit() else None)
+            detail, title = labels.shown_detail(detail), labels.title(title)
+        page = render_episode(detail, base=_base(request), source_title=title, labelling=form)
         return HTMLResponse(page, headers=PAGE_HEADERS)
+
+    async def label(request: Request) -> Response:
+        assert labels is not None
+        try:
+            source = await source_for(request)
+        except AccessDenied as denied:
+            return _denied(denied)
+        status, text = await save_labels(request, source, labels)
+        if status == 303:
+            return RedirectResponse(_base(request) + text, status_code=303, headers=PAGE_HEADERS)
+        return PlainTextResponse(text, status_code=status, headers=PAGE_HEADERS)
 
     async def run_report(_request: Request) -> Response:
         if report is None or not await report_written():
@@ -98,6 +124,8 @@ def viewer_routes(source_for: SourceFor, *, report: Path | None = None) -> list[
         Route("/episodes/{episode_id:path}", episode, methods=["GET"], name="viewer_episode"),
         Mount("/static", StaticFiles(directory=STATIC), name="viewer_static"),
     ]
+    if labels is not None:
+        routes.append(Route("/labels/{episode_id:path}", label, methods=["POST"], name="viewer_labels"))
     if report is not None:
         routes.append(Route("/report", run_report, methods=["GET"], name="viewer_report"))
     return routes
@@ -108,14 +136,16 @@ def _denied(denied: AccessDenied) -> Response:
 
 
 def viewer_app(source: EpisodeSource, *, lifespan: Lifespan[Starlette] | None = None,
-               report: Path | None = None) -> Starlette:
+               labels: LabelDesk | None = None, report: Path | None = None) -> Starlette:
     """The local viewer over one source, for loopback only: other Host names (DNS rebinding) are refused.
 
-    `lifespan` runs around serving (to close what the source reads from when the server stops); `report` is
-    where the run's HTML report is (or will be) written, served at `/report`."""
+    `lifespan` runs around serving (to close what the source reads from when the server stops); `labels` turns
+    on labelling mode (a reviewer's labels saved to its file); `report` is where the run's HTML report is (or
+    will be) written, served at `/report`."""
 
     async def fixed(_request: Request) -> EpisodeSource:
         return source
 
     loopback = Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
-    return Starlette(routes=viewer_routes(fixed, report=report), middleware=[loopback], lifespan=lifespan)
+    return Starlette(routes=viewer_routes(fixed, labels=labels, report=report), middleware=[loopback],
+                     lifespan=lifespan)

@@ -14,6 +14,7 @@ from occusim.llm import sum_usage
 from ._conversation import conversation
 from ._diff import pretty, side_by_side
 from ._filters import Selection, filter_choices
+from ._labelling import LabelForm
 from ._models import EpisodeDetail, EpisodeEntry
 from ._timeline import timeline
 
@@ -31,12 +32,14 @@ def _environment() -> Environment:
 
 
 def render_index(entries: list[EpisodeEntry], query: dict[str, str], *, base: str, source_title: str,
-                 limited: bool = False, report_href: str | None = None) -> str:
-    """The list of episodes with the filter form; `query` holds the chosen filters."""
+                 limited: bool = False, report_href: str | None = None, blind: bool = False) -> str:
+    """The list of episodes with the filter form; `query` holds the chosen filters. `blind` hides outcomes (the
+    run's pass counts included)."""
     selection = Selection.from_query(query)
     return _environment().get_template("index.html").render(
         title="Episodes", base=base, source_title=source_title, shown=selection.apply(entries), total=len(entries),
-        choices=filter_choices(entries, selection), limited=limited, summary=run_summary(entries),
+        choices=filter_choices(entries, selection), limited=limited, blind=blind,
+        summary=f"{len(entries)} episode(s)." if blind else run_summary(entries),
         faults_met=faults_met, report_href=report_href,
     )
 
@@ -63,9 +66,9 @@ def faults_met(entry: EpisodeEntry) -> str:
     return f"{len(entry.faults)} call(s)" if entry.faults else "-"
 
 
-def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> str:
+def render_episode(detail: EpisodeDetail, *, base: str, source_title: str, labelling: LabelForm | None = None) -> str:
     """One episode: a summary of its story, usage and latency, the timeline with what the agent said, the final
-    state, the final answer and the verdict."""
+    state, the final answer and the verdict; in labelling mode, the reviewer's form after the verdict."""
     record = detail.record
     steps = timeline(record) if record is not None else []
     usage = dict(detail.usage)
@@ -75,7 +78,8 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
             usage["judge"] = detail.verdict.usage
     final_answer = record.final_answer if record is not None else detail.final_answer
     talk = conversation(detail.messages, record.steps if record is not None else [])
-    tracked = record is not None and record.mode != "occubench"
+    # A protocol that tracks no state records no patch, so its final state is its initial one: "unchanged".
+    changed = record is not None and record.state != record.initial_state
     context: dict[str, Any] = {
         "title": f"Episode {detail.entry.episode_id}", "base": base, "source_title": source_title,
         "detail": detail, "steps": steps, "usage": usage, "talk": talk,
@@ -85,10 +89,9 @@ def render_episode(detail: EpisodeDetail, *, base: str, source_title: str) -> st
         "total_cost": total_cost(usage),
         "latency_ms": sum(step.latency_ms for step in record.steps) if record is not None else 0.0,
         "initial_state": pretty(record.initial_state) if record is not None else "",
-        "final_state": pretty(record.state) if tracked and record is not None else None,
-        "state_changes": side_by_side(record.initial_state, record.state)
-        if tracked and record is not None and record.state != record.initial_state else [],
-        "final_answer": final_answer,
+        "final_state": pretty(record.state) if changed and record is not None else None,
+        "state_changes": side_by_side(record.initial_state, record.state) if changed and record is not None else [],
+        "final_answer": final_answer, "labelling": labelling,
     }
     return _environment().get_template("episode.html").render(context)
 

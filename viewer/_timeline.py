@@ -49,9 +49,9 @@ def timeline(record: EpisodeRecord) -> list[StepView]:
             shown=pretty(step.observation),
             diff=diff,
             patch=pretty(step.state_patch) if step.state_patch else "",
-            # Shown where the state moved: a page of a long episode repeats no unchanged state.
-            state_after=pretty(state) if step.state_patch and broken is None and record.mode != "occubench"
-            else None,
+            # Shown where the state moved (a protocol that tracks no state records no patch): a page of a long
+            # episode repeats no unchanged state.
+            state_after=pretty(state) if step.state_patch and broken is None else None,
             state_problem=problem,
             flags=step_flags(step),
         ))

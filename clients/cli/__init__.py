@@ -27,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("occusim.clients.cli.export", "Write a run's episodes as training data (OpenAI or ShareGPT)."),
     "judge": ("occusim.clients.cli.judge", "Judge a stored episode or a trajectory file against its rubric."),
     "judge-serve": ("occusim.clients.cli.judge_serve", "Run the stateless judging service over HTTP."),
-    "judge-agreement": ("occusim.clients.cli.judge_agreement", "Compare judge verdicts with expert labels."),
+    "judge-agreement": ("occusim.clients.cli.judge_agreement",
+                        "Compare judge verdicts with labels (a labels file, or reviewers' labels on a run)."),
 }
 
 # Commands whose process ends without tearing the interpreter down once they return: by then everything they
@@ -103,13 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("occusim: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
-        # A store that cannot be used (unreachable, or written by a later release) is the user's to fix.
-        # Such an error means the server package is loaded, so looking it up here costs nothing.
-        server = sys.modules.get("occusim.server")
-        if server is not None and isinstance(error, server.StoreError):
-            print(f"occusim {name}: {error}", file=sys.stderr)
-            return 2
-        raise
+        # occusim's own errors are the user's to act on (a store, a harness, a run folder): mapped by type,
+        # here, and only loaded once one was raised.
+        from occusim.environments import OccusimError
+
+        if not isinstance(error, OccusimError):
+            raise
+        print(f"occusim {name}: {error.user_message()}", file=sys.stderr)
+        return error.exit_code
     return int(result or 0)
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from occusim.environments import Catalog
 
 
 def add_catalog_options(parser: argparse.ArgumentParser | Any, *, bundled_flag: bool = True) -> None:
@@ -37,7 +40,7 @@ def add_exemplar_option(parser: argparse.ArgumentParser | Any) -> None:
     )
 
 
-def load_catalog_from(args: argparse.Namespace):
+def load_catalog_from(args: argparse.Namespace) -> Catalog:
     """The catalog the options name, with any --exemplars merged in; raises ScenarioErrors listing every
     problem in every source."""
     from occusim.environments import add_exemplars, load_catalog

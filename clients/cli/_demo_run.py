@@ -36,7 +36,7 @@ def demo_row(task: Task, scenario: Scenario, faults: FaultSettings, *, agent_mod
     from occusim.llm import sum_usage
     from occusim.server import fault_tally
 
-    tally = fault_tally(faults, task.id, record.steps)
+    tally = fault_tally(faults, task, record.steps)
     usage = {"agent": run.usage or Usage(), "world_model": sum_usage(step.usage for step in record.steps),
              "judge": verdict.usage}
     return ResultRow(

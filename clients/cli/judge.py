@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from occusim.environments import Catalog, EpisodeRecord
-    from occusim.judge import JudgeSettings, Verdict
+    from occusim.judge import CheckVerdict, JudgeSettings, Verdict
 
 DESCRIPTION = """\
 Judge one episode against its task's rubric and verification plan. The argument is either a trajectory
@@ -28,8 +28,8 @@ state and tool_call items are checked directly; llm items and the verification p
 votes, each seeing the checks in a different order and sent with its own seed. A vote whose answer is
 unusable (unparseable, or cut at the token limit) is asked again up to --judge-reasks times, then counts
 as a fail vote; a check no vote could answer is left undecided and the episode reported UNJUDGED.
---skip-llm scores only the deterministic items. The judge is shown the task's exemplars (expert
-verdicts on other episodes) and, with --exemplars DIR, those of DIR's files as well.
+--skip-llm scores only the deterministic items. The judge is shown the task's exemplars (labelled
+answers of other episodes; the bundled ones are the catalog author's) and, with --exemplars DIR, those of DIR's files as well.
 Exit status: 0 when the episode was judged (whatever the verdict), 1 when it could not be, 2 on bad input.
 """
 
@@ -38,7 +38,7 @@ examples:
   occusim judge runs/ep-3f2a.json --judge-model openai/gpt-4.1
   occusim judge 3f2a9c0e --db postgresql+asyncpg://postgres@127.0.0.1/occusim --save
   occusim judge trajectory.json --source my-scenarios/ --skip-llm --json
-  occusim judge runs/ep-3f2a.json --judge-model openai/gpt-4.1 --exemplars calibration/
+  occusim judge runs/ep-3f2a.json --judge-model openai/gpt-4.1 --exemplars exemplars/
 """
 
 
@@ -240,7 +240,7 @@ def _mark(passed: bool | None) -> str:
     return {True: "pass", False: "FAIL", None: "not judged"}[passed]
 
 
-def _votes(check) -> str:
+def _votes(check: CheckVerdict) -> str:
     if not check.votes:
         return ""
     ayes = sum(1 for v in check.votes if v.passed is True)

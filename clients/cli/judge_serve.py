@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+# A client gets this long for a request's headers, then for its body; the connection is closed past it.
+HEADER_SECONDS, BODY_SECONDS = 10.0, 60.0
+
 DESCRIPTION = """\
 Serve POST /v1/judge with uvicorn: the body {task, scenario?, trajectory, votes?, seed?, llm_items?}
 (Task, Scenario and EpisodeRecord JSON) is answered with the Verdict JSON. Malformed bodies get 400
@@ -38,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-remote", action="store_true", help="bind a non-loopback interface without auth"
     )
+    parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="HOST",
+        help="also accept this Host header (repeatable; 'name:*' for any port); loopback names and the "
+        "bound address are accepted, any other Host is answered 421 (DNS rebinding)",
+    )
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"],
@@ -50,7 +58,8 @@ async def run(args: argparse.Namespace) -> int:
 
     from occusim.judge import JUDGE_PATH, MAX_VOTES, judge_app
     from occusim.llm import ModelConfig
-    from occusim.service import is_loopback
+    from occusim.rest import read_deadline_protocol, redact_access_log
+    from occusim.service import host_guard, is_loopback, trusted_hosts
 
     if not is_loopback(args.host) and not args.allow_remote:
         print(
@@ -70,11 +79,16 @@ async def run(args: argparse.Namespace) -> int:
 
         set_default_cache(None)
     model = ModelConfig.for_role("judge", model=args.judge_model)
-    app = judge_app(model, votes=args.votes, max_body_bytes=int(args.max_body_mb * 1024 * 1024))
+    guard = host_guard(trusted_hosts(args.host, args.allowed_host),
+                       ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
+    app = judge_app(model, votes=args.votes, max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+                    middleware=[guard])
     url = f"http://{args.host}:{args.port}{JUDGE_PATH}"
     print(f"occusim judge-serve: POST {url}, judge model {model.model}", file=sys.stderr)
     config = uvicorn.Config(
-        app, host=args.host, port=args.port, log_level=args.log_level, server_header=False
+        app, host=args.host, port=args.port, log_level=args.log_level, server_header=False,
+        http=read_deadline_protocol(header_seconds=HEADER_SECONDS, body_seconds=BODY_SECONDS),
     )
+    redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()
     return 0

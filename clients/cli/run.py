@@ -83,6 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--fault-count", type=int, default=2, metavar="N", help="faults per episode (default 2)")
     work.add_argument("--fault-duration", type=int, default=2, metavar="N",
                       help="consecutive calls each fault lasts (default 2)")
+    work.add_argument("--fault-window", type=int, default=None, metavar="N",
+                      help="calls over which the faults are spread (default: the task's expected length, at least "
+                           "twice the calls the faults need; see docs/metrics.md)")
     work.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and fault mode (default 1)")
     work.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; trial t uses S+t (default 0)")
     work.add_argument("--mode", choices=["tracked", "history"], default="tracked",
@@ -90,6 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--protocol", choices=["native", "occubench"], default="native",
                       help="native (default): occusim's agent, world model and judge; occubench: OccuBench's "
                            "harness, its prompts read from the --source occubench:PATH checkout")
+    work.add_argument("--outage-policy", choices=["infra", "harness"], default="infra",
+                      help="infra (default): a provider that stays down makes the episode an infra_error, retried "
+                           "and never scored; harness (--protocol occubench): an agent or verifier outage is scored "
+                           "as OccuBench's harness scores it, and the row's `outage` says so")
     how = parser.add_argument_group("how to run")
     how.add_argument("--out", required=True, metavar="DIR", help="run folder (created; reused to resume)")
     how.add_argument("--concurrency", type=int, default=4, metavar="N",
@@ -193,11 +200,11 @@ async def run(args: argparse.Namespace) -> int:
         config = RunConfig(
             agent_model=models[0], world_model=models[1], judge_model=models[2],
             tasks=args.tasks, faults=_modes(args.faults), fault_count=args.fault_count,
-            fault_duration=args.fault_duration, trials=args.trials, concurrency=args.concurrency,
+            fault_duration=args.fault_duration, fault_window=args.fault_window, trials=args.trials, concurrency=args.concurrency,
             sources=args.source, transport=args.transport, mode=args.mode, episode_timeout=args.episode_timeout,
             infra_retries=args.infra_retries, seed=args.seed, cache=not args.no_cache, db=args.db,
             judge_votes=args.judge_votes, exemplars=args.exemplars, agent_temperature=args.agent_temperature,
-            protocol=args.protocol, workers=workers, executor=args.executor,
+            protocol=args.protocol, outage_policy=args.outage_policy, workers=workers, executor=args.executor,
             ray_address=args.ray_address, max_cost=args.max_cost,
         )
         if args.dry_run:

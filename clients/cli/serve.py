@@ -56,7 +56,7 @@ examples:
       --redis redis://cache:6379/0 --max-open-episodes 50 --max-tool-calls-per-minute 600 --max-cost-per-day 20
 """
 
-STDIO_ONLY = ("faults", "fault_count", "fault_duration", "seed", "mode", "episode_id")
+STDIO_ONLY = ("faults", "fault_count", "fault_duration", "fault_window", "seed", "mode", "episode_id")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,6 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="E0 clean (default), E1 explicit errors, E2 implicit degradation, E3 mixed, prompt")
     stdio.add_argument("--fault-count", type=int, metavar="N", help="how many faults (default 2)")
     stdio.add_argument("--fault-duration", type=int, metavar="N", help="consecutive calls per fault (default 2)")
+    stdio.add_argument("--fault-window", type=int, metavar="N",
+                       help="calls over which the faults are spread (default: the task's expected length)")
     stdio.add_argument("--seed", type=int, metavar="S", help="seed of the faults and the world model's requests (default 0)")
     stdio.add_argument("--mode", choices=["tracked", "history"], help="simulation mode (default tracked)")
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
@@ -88,6 +90,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument("--port", type=int, help="port (default 8000)")
     http.add_argument("--config", metavar="FILE", help="service settings, TOML or YAML")
     http.add_argument("--no-auth", action="store_true", help="no API keys (loopback hosts only)")
+    http.add_argument("--oauth-issuer", metavar="URL",
+                      help="also accept JWT access tokens of this OAuth authorization server (MCP authorization: "
+                      "remote connectors sign in through it); needs --oauth-resource or public_url")
+    http.add_argument("--oauth-resource", metavar="URL",
+                      help="this service's resource URI, the audience tokens must name (default: public_url)")
+    http.add_argument("--oauth-scope", action="append", default=[], metavar="SCOPE",
+                      help="a scope every access token must carry (repeatable); a token without it gets 403")
+    http.add_argument("--oauth-tenant-claim", metavar="CLAIM",
+                      help="the token claim whose value is the tenant (default sub)")
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
                       help="also accept this Host header, e.g. bench.example.org:* (repeatable)")
     http.add_argument("--redis", metavar="URL",
@@ -116,8 +127,6 @@ async def run(args: argparse.Namespace) -> int:
     if args.http and stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
         return _usage(f"{flags} apply to a stdio episode; over HTTP each POST /v1/episodes chooses them")
-    if args.protocol == "occubench" and args.mode:
-        return _usage("--mode applies to the native protocol; --protocol occubench has OccuBench's own world model")
     if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host
                           or args.redis or _limit_flags(args)):
         return _usage("--host, --port, --config, --no-auth, --allowed-host, --redis and the --max-* limits need --http")
@@ -148,21 +157,13 @@ def load_scripted_models(spec: str) -> None:
 
 
 async def _serve_stdio(args: argparse.Namespace) -> int:
-    from occusim.environments import (
-        FaultSettings,
-        HarnessError,
-        ScenarioErrors,
-        UnknownTaskError,
-        harness_source,
-        load_harness,
-    )
+    from occusim.clients import load_protocol
+    from occusim.environments import FaultSettings, OccusimError, ScenarioErrors, UnknownTaskError
     from occusim.server import (
         EpisodeError,
         EpisodeService,
         Store,
         StoreUnavailableError,
-        judge_hook,
-        occubench_judge_hook,
         serve_stdio,
     )
     from occusim.service import default_store_url
@@ -177,16 +178,16 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
     faults = FaultSettings(
         mode=args.faults or "E0",
         **{name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
-                                           ("seed", args.seed)) if value is not None},
+                                           ("window", args.fault_window), ("seed", args.seed)) if value is not None},
     )
-    harness = None
-    judge = judge_hook(args.judge_model)
-    if args.protocol == "occubench":
-        try:
-            harness = load_harness(harness_source(args.source))
-        except HarnessError as error:
-            return _usage(str(error))
-        judge = occubench_judge_hook(args.judge_model, harness, catalog.origins)
+    try:
+        protocol = load_protocol(args.protocol or "native", args.source)
+    except OccusimError as error:
+        return _usage(error.user_message())
+    mode = protocol.episode_mode(args.mode)
+    if args.mode and mode != args.mode:
+        return _usage(f"--mode applies to the native protocol; --protocol {protocol.name} simulates in its own "
+                      f"{mode} mode")
     store = Store(args.db or default_store_url())
     try:
         await store.init()
@@ -196,13 +197,14 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
     start_importing_litellm()
     interrupted = False
     try:
-        service = EpisodeService(catalog, store, world_model=args.world_model, judge=judge, harness=harness,
+        service = EpisodeService(catalog, store, world_model=args.world_model, protocol=protocol,
+                                 judge=protocol.judge_hook(args.judge_model, catalog),
                                  **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}))
         # MCP clients read only stdout; a person who started this in a terminal learns what it waits for.
         print(f"occusim serve: {args.task_id} is served over MCP on stdin/stdout; waiting for an MCP client "
               "(Ctrl+C stops)", file=sys.stderr, flush=True)
         try:
-            record = await serve_stdio(service, args.task_id, faults=faults, mode=args.mode or service.default_mode,
+            record = await serve_stdio(service, args.task_id, faults=faults, mode=mode,
                                        episode_id=args.episode_id)
         except EpisodeError as error:
             return _usage(str(error))
@@ -226,7 +228,9 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
 async def _serve_http(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from occusim.environments import ScenarioErrors
+    from occusim.clients import load_protocol
+    from occusim.environments import OccusimError, ScenarioErrors
+    from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import Store, StoreUnavailableError
     from occusim.service import ConfigError, create_app, load_settings
 
@@ -236,14 +240,16 @@ async def _serve_http(args: argparse.Namespace) -> int:
             "judge_model": args.judge_model, "no_auth": True if args.no_auth else None,
             "bundled": False if args.no_bundled else None, "protocol": args.protocol,
             "tool_call_timeout": args.tool_call_timeout, "redis": args.redis,
+            "oauth_issuer": args.oauth_issuer, "oauth_resource": args.oauth_resource,
+            "oauth_scopes": args.oauth_scope or None, "oauth_tenant_claim": args.oauth_tenant_claim,
         })
         settings = settings.model_copy(update={
             "sources": [*settings.sources, *args.source],
             "allowed_hosts": [*settings.allowed_hosts, *args.allowed_host],
             "limits": _limits_with_flags(settings.limits, args),
         })
-        app = create_app(settings)
-    except ConfigError as error:
+        app = create_app(settings, protocol=load_protocol(settings.protocol, settings.sources))
+    except (ConfigError, OccusimError) as error:
         return _usage(str(error))
     except ScenarioErrors as error:
         return report_catalog_problems("serve", error.errors)
@@ -264,7 +270,10 @@ async def _serve_http(args: argparse.Namespace) -> int:
         app, host=settings.host, port=settings.port, log_level=args.log_level, lifespan="on",
         timeout_graceful_shutdown=math.ceil(settings.drain_seconds), server_header=False,
         timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
+        http=read_deadline_protocol(header_seconds=settings.header_timeout_seconds,
+                                    body_seconds=settings.body_timeout_seconds),
     )
+    redact_access_log()  # after uvicorn.Config, which sets up its loggers
     await uvicorn.Server(config).serve()
     return 0
 

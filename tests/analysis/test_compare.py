@@ -121,3 +121,35 @@ def test_help_teaches_the_method(capsys: pytest.CaptureFixture[str]):
         main(["compare", "--help"])
     text = capsys.readouterr().out
     assert "RUN_A" in text and "paired bootstrap over tasks" in text and "McNemar" in text
+
+
+def test_every_setting_and_provenance_difference_is_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from occusim.analysis import Provenance
+
+    rule = outcomes(lambda i, mode, trial: True)
+    a, b = write(tmp_path / "a", rule), write(tmp_path / "b", rule)
+    # Two runs that differ only in the agent's temperature.
+    config_b = RunDir(b).read_config()
+    RunDir(b).write_config(config_b.model_copy(update={"agent_temperature": 0.2}))
+    comparison = compare_runs(a, b)
+    assert comparison.differences == ["agent_temperature: 1.0 vs 0.2"] and comparison.other_differences == []
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert "Runs differ in" in text and "agent_temperature: 1.0 vs 0.2" in text
+
+    # Seeds, judge votes, protocol, code and prompt versions, judge settings: each named; how the run was
+    # executed (concurrency, workers) is not.
+    provenance = Provenance(occusim_version="1.0", prompt_versions={"agent": "aaa", "judge": "j1"},
+                            judge_settings={"temperature": 0.0})
+    RunDir(a).write_config(RunDir(a).read_config().model_copy(update={"provenance": provenance, "concurrency": 9}))
+    changed = provenance.model_copy(update={"occusim_version": "1.1", "prompt_versions": {"agent": "bbb", "judge": "j1"},
+                                            "judge_settings": {"temperature": 0.7}})
+    RunDir(b).write_config(config_b.model_copy(update={"seed": 5, "judge_votes": 5, "protocol": "occubench",
+                                                       "provenance": changed, "workers": 3}))
+    assert compare_runs(a, b).differences == [
+        "seed: 0 vs 5", "judge_votes: 3 vs 5", "protocol: 'native' vs 'occubench'",
+        "occusim_version: '1.0' vs '1.1'", "prompt_versions[agent]: 'aaa' vs 'bbb'",
+        "judge_settings[temperature]: 0.0 vs 0.7",
+    ]
+    identical = compare_runs(a, a)
+    assert identical.differences == []

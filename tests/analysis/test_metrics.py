@@ -246,6 +246,40 @@ def test_faults_met_per_episode():
     assert met["E2"].mean == 2.0 and met["E2"].counted == "faulted calls" and met["E2"].short is None
     assert met["E3"].mean == pytest.approx(5 / 4) and met["E3"].counted == "faults"
     assert met["E3"].short is not None and (met["E3"].short.count, met["E3"].short.total) == (2, 4)
+    assert met["E3"].met_all == 2 and met["E2"].met_all is None
+
+
+def test_robustness_uses_the_episodes_that_met_their_faults_and_counts_the_others():
+    clean = [row(f"s/t{i}", "E0", 0, True) for i in range(4)]
+    met = [row(f"s/t{i}", "E2", 0, i < 2).model_copy(update={"faults_planned": 2, "faults_met": 2}) for i in range(4)]
+    # Two more E2 trials that passed without meeting any fault: one too short, one whose faults found
+    # nothing to degrade. They ran clean; counted, they would raise E2 completion over t2 and t3 from 0 to 0.5.
+    short = row("s/t2", "E2", 1, True).model_copy(update={"faults_planned": 2, "faults_met": 0,
+                                                          "too_short_for_faults": True})
+    inapplicable = row("s/t3", "E2", 1, True).model_copy(update={"faults_planned": 2, "faults_met": 0,
+                                                                 "faults_not_applicable": True})
+    # One that met the first fault and stopped there (failed) was under E2: it is kept.
+    stopped = row("s/t1", "E2", 1, False).model_copy(update={"faults_planned": 2, "faults_met": 1,
+                                                            "too_short_for_faults": True})
+    metrics = compute_metrics([*clean, *met, short, inapplicable, stopped])
+
+    # E2 per task: t0 1, t1 (1 + 0) / 2, t2 0, t3 0 -> 0.375 over E0's 1.
+    assert metrics.robustness.value == pytest.approx(0.375) and metrics.robustness.unfaulted_left_out == 2
+    assert "2 faulted-mode episode(s) left out, having met none of their faults" in metrics.robustness.note
+    e2 = metrics.faults_met["E2"]
+    assert (e2.episodes, e2.met_all, e2.too_short, e2.not_applicable) == (7, 4, 2, 1)
+    # Completion by mode still counts every scored episode: only robustness is restricted.
+    assert (metrics.by_fault_mode["E2"].passed, metrics.by_fault_mode["E2"].total) == (4, 7)
+    # The report says how many episodes of each mode met their faults, and what robustness left out.
+    from occusim.analysis import RunConfig, build_report, render_markdown
+
+    config = RunConfig(agent_model="a", world_model="w", judge_model="j", faults=["E0", "E2"])
+    text = render_markdown(build_report(config, [*clean, *met, short, inapplicable, stopped], with_figures=False))
+    assert "| E2 | 7 | 4 |" in text and "| 2 | 1 |" in text and "Faults not applicable" in text
+    assert "Left out: 2 faulted-mode episode(s) that met none of their faults." in text
+    # Rows that record no fault counts (older runs, OccuBench's protocol) are all used.
+    old = compute_metrics([*clean, *[r.model_copy(update={"faults_planned": None, "faults_met": None}) for r in met]])
+    assert old.robustness.unfaulted_left_out == 0 and old.robustness.value == pytest.approx(0.5)
 
 
 def _without_intervals(value):

@@ -20,6 +20,12 @@ from typing import Any
 from tests.helpers import ProviderStub, Reply, chat_reply, schema_arguments
 
 AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
+# An agent whose first calls carry arguments that are not JSON, and a JSON array instead of an object.
+MALFORMED_AGENT = "fake-agent-malformed"
+MALFORMED_ARGUMENTS = ('{"id": "Zürich-7", "count": ', '["Zürich-7", 2]')
+# An agent and a verifier whose provider answers every request with HTTP 500.
+DOWN_AGENT, DOWN_VERIFIER = "fake-agent-down", "fake-verifier-down"
+_DOWN = {"error": {"message": "Internal Server Error", "type": "server_error"}}
 
 
 @dataclass
@@ -39,15 +45,19 @@ class RecordingEndpoint:
     def of(self, key: str, model: str) -> list[dict[str, Any]]:
         return [r.body for r in self.requests if r.key == key and r.body.get("model") == model]
 
-    def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    def reply(self, key: str, body: dict[str, Any]) -> dict[str, Any] | Reply:
         """The answer to one request; the stub serving the endpoint calls it one request at a time."""
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         self.requests.append(Recorded(key, body))
         self._seen[key + digest] += 1
         ask = self._seen[key + digest]
         model = body.get("model")
+        if model in (DOWN_AGENT, DOWN_VERIFIER):
+            return Reply(_DOWN, status=500)
         if model == AGENT:
             return _agent(body)
+        if model == MALFORMED_AGENT:
+            return _malformed_agent(body)
         if model == WORLD:
             return _message(_observation(body, digest, ask, self.tags))
         return _message(_verdict(ask))
@@ -72,6 +82,19 @@ def _agent(body: dict[str, Any]) -> dict[str, Any]:
         for index, tool in enumerate(picked)
     ]
     return _message("Looking at the records first." if turn == 0 else None, calls)
+
+
+def _malformed_agent(body: dict[str, Any]) -> dict[str, Any]:
+    turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    tools = body.get("tools") or []
+    if turn >= 1 or not tools:
+        return _message(f"Final answer after {turn} turns: the records did not load.")
+    calls = [
+        {"id": f"call_bad_{index}", "type": "function",
+         "function": {"name": tools[index % len(tools)]["function"]["name"], "arguments": arguments}}
+        for index, arguments in enumerate(MALFORMED_ARGUMENTS)
+    ]
+    return _message(None, calls)
 
 
 def _observation(body: dict[str, Any], digest: str, ask: int, tags: tuple[str, str]) -> str:
@@ -102,6 +125,10 @@ def recording_endpoint(observation_pattern: str) -> Iterator[RecordingEndpoint]:
     """
     opening, _, closing = observation_pattern.partition("(.*?)")
     endpoint = RecordingEndpoint(tags=(opening, closing))
-    with ProviderStub(lambda _number, body, key: Reply(endpoint.reply(key, body))).running() as stub:
+    def answer(_number: int, body: dict[str, Any], key: str) -> Reply:
+        reply = endpoint.reply(key, body)
+        return reply if isinstance(reply, Reply) else Reply(reply)
+
+    with ProviderStub(answer).running() as stub:
         endpoint.url = stub.url
         yield endpoint

@@ -178,7 +178,7 @@ def test_the_agent_uses_the_tool_and_prompt_names_the_server_publishes():
 
 async def test_a_malformed_answer_of_the_agents_provider_is_an_infra_failure(service: EpisodeService,
                                                                              monkeypatch: pytest.MonkeyPatch):
-    from occusim.clients._batch import infra_failure
+    from occusim.clients._episode_runner import infra_failure
     from occusim.llm import ProviderError
     from tests.helpers import Reply, provider_stub
 

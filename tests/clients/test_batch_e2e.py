@@ -14,10 +14,11 @@ import pytest
 from datasets import load_dataset
 
 from occusim.analysis import RunDir, compute_metrics, load_rows
-from occusim.clients._batch import is_simulator_error, is_world_model_outage
+from occusim.clients._episode_runner import is_simulator_error, is_world_model_outage
 from occusim.clients.cli import main
-from occusim.environments import StepRecord
+from occusim.environments import FaultSettings, StepRecord, load_catalog
 from occusim.llm import scripted_model
+from occusim.server import FaultSchedule, Store
 from tests.helpers import (
     TASK_A,
     TASK_B,
@@ -77,7 +78,9 @@ def test_metrics_match_the_scripted_behaviour(finished_run: Path):
     assert (metrics.completion.passed, metrics.completion.total) == (4, 8)
     assert metrics.by_fault_mode["E0"].rate == 0.75
     assert metrics.by_fault_mode["E2"].rate == 0.25
-    assert metrics.robustness.value == pytest.approx(1 / 3)
+    # B's seed-1 E2 trial quit before any call, so it met no fault and robustness leaves it out: E2 over
+    # the paired tasks is (A 0 + B 1/1) / 2 against E0's (1 + 1/2) / 2.
+    assert metrics.robustness.value == pytest.approx(0.5 / 0.75) and metrics.robustness.unfaulted_left_out == 1
     assert {name: rate.rate for name, rate in metrics.by_category.items()} == {
         "Public Service & Governance": 0.5, "Commerce & Consumer": 0.5,
     }
@@ -111,7 +114,7 @@ def test_report_markdown_and_html(finished_run: Path, tmp_path: Path):
     markdown = (tmp_path / "report.md").read_text()
     assert "| E0 | 3/4 | 75.0% | [" in markdown
     assert "| E2 | 1/4 | 25.0% | [" in markdown
-    assert "**Robustness:** 0.333 (partial)" in markdown and "over 2 task(s) scored in every mode" in markdown
+    assert "**Robustness:** 0.667 (partial)" in markdown and "over 2 task(s) scored in every mode" in markdown
     assert re.search(r"\| 2 \| 0\.750 \| [^|]+ \| 0\.250 \|", markdown)
     for image in ("report_completion_by_category.png", "report_degradation.png"):
         assert f"]({image})" in markdown
@@ -249,12 +252,26 @@ def test_real_wire_transports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, t
     out = tmp_path / "out"
 
     status = run_cli(out, agent=ScriptedAgent(policy).model, world=world.model, judge=passing_judge(),
-                     tasks=TASK_B, faults="E2", trials=1, extra=("--transport", transport))
+                     tasks=TASK_B, faults="E2", trials=1, extra=("--transport", transport, "--fault-window", "14"))
 
     assert status == 0
     (row,) = load_rows(out)[1]
     assert row.status == "ok" and row.transport == transport
     assert row.passed is True and row.faults_injected and row.steps == len(row.messages[2:-2]) // 2
+
+    # The server placed the faults over the window the run asked for, not over the task's own.
+    async def recorded() -> list[StepRecord]:
+        async with Store(RunDir(out).default_db) as store:
+            return (await store.load_episode(row.episode_id or "")).steps
+
+    steps = asyncio.run(recorded())
+    task = load_catalog([]).task(TASK_B)
+    wide = FaultSchedule.for_task(FaultSettings(mode="E2", seed=row.seed, window=14), task)
+    own = FaultSchedule.for_task(FaultSettings(mode="E2", seed=row.seed), task)
+    assert row.fault_window == wide.window == 14 != own.window
+    # Every fault the server injected was due under the requested window's schedule.
+    assert all(wide.next_fault(steps[:step.index]) is not None for step in steps if step.fault is not None)
+    assert wide.tally(steps).met == row.faults_met
 
 
 def test_an_episode_past_its_timeout_is_an_infra_error(tmp_path: Path):
@@ -266,7 +283,7 @@ def test_an_episode_past_its_timeout_is_an_infra_error(tmp_path: Path):
     status = run_cli(out, agent=ScriptedAgent(policy).model, world=scripted_model(stuck), judge=passing_judge(),
                      tasks=TASK_A, faults="E0", trials=1, extra=("--episode-timeout", "0.5", "--infra-retries", "0"))
 
-    assert status == 0
+    assert status == 3  # a run of nothing but infrastructure errors measured nothing
     (row,) = load_rows(out)[1]
     assert row.status == "infra_error" and row.error.startswith("TimeoutError")
 

@@ -1,5 +1,6 @@
-"""The calibration loop over the catalog's labelled set: agreement with and without exemplars, the judge's
-disagreements written as exemplar files, and judging with them (`--exemplars`)."""
+"""The exemplar mechanism over the catalog's author labels (written with the catalog, so these figures test
+the mechanism, not a judge's calibration): agreement with and without exemplars, the judge's disagreements
+written as exemplar files, and judging with them (`--exemplars`)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def test_exemplars_raise_the_agreement_of_a_judge_that_uses_them(catalog_labels:
     without = report["without_exemplars"]["groups"]["llm items"]
     with_exemplars = report["groups"]["llm items"]
     assert report["episodes"] == 180 and without["labels"] == with_exemplars["labels"] == 180
+    assert report["labelled_by"] == {"catalog-author": 180}  # the output says whose labels these are
     # The lenient judge reads figures, not reasoning: it passes 10 near misses that repeat the right numbers
     # and fails 5 correct answers that state them differently.
     assert (without["both_pass"], without["both_fail"], without["judge_only_pass"], without["expert_only_pass"]) == (
@@ -128,6 +130,7 @@ def test_the_table_shows_both_figures_and_what_was_written(catalog_labels: Path,
                  "--write-exemplars", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "what the exemplars change" in out and "agreement without" in out and "agreement with" in out
+    assert "labelled by: catalog-author (6 episodes)" in out
     assert "into " + str(tmp_path / "out") in out
 
 

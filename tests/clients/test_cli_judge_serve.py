@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -32,13 +33,17 @@ def task(scenario_data) -> dict:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("judge-serve") / "stderr.log"
+
+
+@pytest.fixture(scope="module")
+def service(log: Path) -> Iterator[str]:
     port = free_port()
-    log = tmp_path_factory.mktemp("judge-serve") / "stderr.log"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     command = [sys.executable, "-m", "occusim", "judge-serve", "--port", str(port), "--max-body-mb", "0.01"]
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=sink)
+        process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -89,3 +94,21 @@ def test_serves_its_openapi_document(service: str) -> None:
 def test_refuses_a_remote_bind_without_auth(capsys) -> None:
     assert main(["judge-serve", "--host", "0.0.0.0"]) == 2
     assert "refusing to serve '0.0.0.0' without authentication" in capsys.readouterr().err
+
+
+def test_answers_421_to_a_host_it_does_not_serve(service: str) -> None:
+    # DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1.
+    rebound = httpx.get(service + "/openapi.json", headers={"Host": "evil.example:8100"}, timeout=30)
+    assert rebound.status_code == 421 and rebound.json()["type"] == "untrusted_host"
+    assert httpx.get(service + "/openapi.json", headers={"Host": "localhost"}, timeout=30).status_code == 200
+
+
+def test_keeps_query_values_out_of_its_access_log(service: str, log: Path) -> None:
+    secret = "s3cr3t-link-value"
+    httpx.get(f"{service}/openapi.json?access={secret}&episode=ep-1", timeout=30)
+    deadline = time.monotonic() + 10
+    while "/openapi.json?access=" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    written = log.read_text()
+    assert "/openapi.json?access=***&episode=***" in written, written[-2000:]
+    assert secret not in written

@@ -56,3 +56,16 @@ def test_the_bundled_catalog_validates(capsys):
 def test_an_occubench_source_validates(occubench, capsys):
     assert main(["validate", "--source", f"occubench:{occubench.root}"]) == 0
     assert capsys.readouterr().out == f"ok: {occubench.scenarios} scenarios, {occubench.tasks} tasks, 0 errors\n"
+
+
+def test_occubench_tasks_are_reported_as_not_gateable(occubench, tmp_path, capsys):
+    import json
+
+    out = tmp_path / "gates.json"
+    code = main(["validate", "--source", f"occubench:{occubench.root}", "--discrimination", "--format", "json",
+                 "--out", str(out)])
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0
+    assert len(report["tasks"]) == occubench.tasks
+    assert all(not task["gateable"] and "no reference solution" in task["reason"] for task in report["tasks"])
+    assert f"0 tasks gated, 0 failing a gate, {occubench.tasks} not gateable" in capsys.readouterr().err

@@ -19,10 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recording_openai import AGENT, VERIFIER, WORLD, RecordingEndpoint, recording_endpoint
+from recording_openai import (
+    AGENT,
+    DOWN_AGENT,
+    DOWN_VERIFIER,
+    MALFORMED_AGENT,
+    MALFORMED_ARGUMENTS,
+    VERIFIER,
+    WORLD,
+    RecordingEndpoint,
+    recording_endpoint,
+)
 
 from occusim.analysis import load_rows
-from occusim.environments import load_harness
+from occusim.occubench import load_harness
 from tests.helpers import occubench_sample_path
 
 SAMPLE = occubench_sample_path()
@@ -38,13 +48,14 @@ OBSERVATION_PATTERN = (
 )
 
 
-def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
+def _reference_runs(endpoint: RecordingEndpoint, out: Path, *, agent: str = AGENT,
+                    modes: tuple[str, ...] = MODES, verifier: str = VERIFIER) -> None:
     """OccuBench's `python -m occubench.evaluate`, one process per fault mode, all at once."""
     processes = []
-    for mode in MODES:
+    for mode in modes:
         command = [
-            sys.executable, "-m", "occubench.evaluate", "--agent-model", AGENT, "--world-model", WORLD,
-            "--verifier-model", VERIFIER, "--env-mode", mode, "--api-key", REFERENCE_KEY,
+            sys.executable, "-m", "occubench.evaluate", "--agent-model", agent, "--world-model", WORLD,
+            "--verifier-model", verifier, "--env-mode", mode, "--api-key", REFERENCE_KEY,
             "--base-url", endpoint.url, "--max-workers", "4", "--task-ids", *TASK_IDS,
             "--eval-data", str(SAMPLE / "eval_benchmark_solvable.jsonl"),
             "--scenario-pool", str(SAMPLE / "task_scenario_all_pool.jsonl"),
@@ -59,7 +70,8 @@ def _reference_runs(endpoint: RecordingEndpoint, out: Path) -> None:
 
 
 def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ...] = MODES, trials: int = 1,
-                 cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+                 cache: Path | None = None, agent: str = AGENT, verifier: str = VERIFIER,
+                 extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OCCUSIM_NO_CACHE": "1"}
     if cache is not None:
         del env["OCCUSIM_NO_CACHE"]
@@ -71,8 +83,8 @@ def _occusim_run(endpoint: RecordingEndpoint, out: Path, *, modes: tuple[str, ..
         sys.executable, "-m", "occusim", "run", "--protocol", "occubench", "--source", f"occubench:{SAMPLE}",
         "--tasks", ",".join(f"occubench/{task}" for task in TASK_IDS), "--faults", ",".join(modes),
         "--trials", str(trials),
-        "--agent-model", f"openai/{AGENT}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{VERIFIER}",
-        "--concurrency", "8", "--no-progress", "--out", str(out),
+        "--agent-model", f"openai/{agent}", "--world-model", f"openai/{WORLD}", "--judge-model", f"openai/{verifier}",
+        "--concurrency", "8", "--no-progress", "--out", str(out), *extra,
     ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
 
@@ -97,17 +109,22 @@ def _first_difference(reference: Counter[str], ours: Counter[str]) -> str:
     return f"{len(missing)} request(s) differ; first difference: {json.dumps(detail, ensure_ascii=False)[:3000]}"
 
 
+def _assert_same_streams(endpoint: RecordingEndpoint, *models: str) -> None:
+    """Each model was sent the same multiset of requests by OccuBench's harness and by occusim, and some."""
+    for model in models:
+        reference = _multiset(endpoint.of(REFERENCE_KEY, model))
+        ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
+        assert reference, f"OccuBench sent no {model} request"
+        assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+
+
 def test_occubench_protocol_sends_what_the_reference_harness_sends(tmp_path: Path) -> None:
     with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
         _reference_runs(endpoint, tmp_path / "reference")
         ran = _occusim_run(endpoint, tmp_path / "occusim")
         assert ran.returncode == 0, ran.stderr[-4000:]
 
-        for model in (AGENT, WORLD, VERIFIER):
-            reference = _multiset(endpoint.of(REFERENCE_KEY, model))
-            ours = _multiset(endpoint.of(OCCUSIM_KEY, model))
-            assert reference, f"OccuBench sent no {model} request"
-            assert ours == reference, f"{model}: {_first_difference(reference, ours)}"
+        _assert_same_streams(endpoint, AGENT, WORLD, VERIFIER)
 
         # The sample's fault prompts reached the world model: every fault mode's system prompt is distinct.
         systems = {request["messages"][0]["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD)}
@@ -147,3 +164,60 @@ def test_occubench_trials_are_separate_samples_and_a_rerun_is_served_from_the_ca
 
     first_rows, again_rows = load_rows(tmp_path / "first")[1], load_rows(tmp_path / "again")[1]
     assert sorted((row.key, row.passed) for row in first_rows) == sorted((row.key, row.passed) for row in again_rows)
+
+
+def _reference_rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for path in out.glob("*/results.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_arguments_that_are_not_a_json_object_go_to_the_world_model_as_the_harness_sends_them(tmp_path: Path) -> None:
+    modes = ("E0", "E1")
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        _reference_runs(endpoint, tmp_path / "reference", agent=MALFORMED_AGENT, modes=modes)
+        ran = _occusim_run(endpoint, tmp_path / "occusim", modes=modes, agent=MALFORMED_AGENT)
+        assert ran.returncode == 0, ran.stderr[-4000:]
+
+        _assert_same_streams(endpoint, MALFORMED_AGENT, WORLD, VERIFIER)
+        # The agent was asked once per turn (no re-asking), and the world model was shown the raw text.
+        assert len(endpoint.of(OCCUSIM_KEY, MALFORMED_AGENT)) == 2 * len(modes) * len(TASK_IDS)
+        shown = [message["content"] for request in endpoint.of(OCCUSIM_KEY, WORLD) for message in request["messages"]]
+        # The action the world model reads is a JSON object whose `arguments` is the agent's string.
+        for arguments in MALFORMED_ARGUMENTS:
+            assert any(json.dumps(arguments, ensure_ascii=False) in content for content in shown)
+
+    _, rows = load_rows(tmp_path / "occusim")
+    # Every episode is scored, with the harness's verdict, none an infrastructure error.
+    assert all(row.status == "ok" and row.steps == 2 for row in rows)
+    assert sorted((str(r["task_id"]), r["env_mode"], r["is_correct"]) for r in _reference_rows(tmp_path / "reference")) \
+        == sorted((row.task_id.split("/")[1], row.fault_mode, row.passed) for row in rows)
+
+
+@pytest.mark.parametrize(("agent", "verifier"), [(DOWN_AGENT, VERIFIER), (AGENT, DOWN_VERIFIER)])
+def test_outages_are_scored_as_the_harness_scores_them_under_outage_policy_harness(tmp_path: Path, agent: str,
+                                                                                   verifier: str) -> None:
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        _reference_runs(endpoint, tmp_path / "reference", agent=agent, verifier=verifier, modes=("E0",))
+        ran = _occusim_run(endpoint, tmp_path / "occusim", modes=("E0",), agent=agent, verifier=verifier,
+                           extra=("--outage-policy", "harness"))
+        assert ran.returncode == 0, ran.stderr[-4000:]
+
+        # A down agent leaves the world model nothing to answer.
+        _assert_same_streams(endpoint, agent, verifier, *([WORLD] if agent == AGENT else []))
+        # Each failing request was tried three times (the OpenAI client's two retries), then given up.
+        down = agent if agent == DOWN_AGENT else verifier
+        assert len(endpoint.of(OCCUSIM_KEY, down)) == 3 * len(TASK_IDS) * (1 if down == DOWN_AGENT else 3)
+
+    _, rows = load_rows(tmp_path / "occusim")
+    assert all(row.status == "ok" and row.outage and row.outage.startswith(down.split("-")[1]) for row in rows)
+    assert sorted((str(r["task_id"]), r["is_correct"]) for r in _reference_rows(tmp_path / "reference")) \
+        == sorted((row.task_id.split("/")[1], row.passed) for row in rows)
+    if down == DOWN_VERIFIER:
+        assert not any(row.passed for row in rows)
+
+    # The default policy keeps an outage out of the scores: the episode is an infrastructure error.
+    with recording_endpoint(OBSERVATION_PATTERN) as endpoint:
+        ran = _occusim_run(endpoint, tmp_path / "infra", modes=("E0",), agent=agent, verifier=verifier,
+                           extra=("--infra-retries", "0"))
+        assert ran.returncode == 0, ran.stderr[-4000:]
+    assert all(row.status == "infra_error" and row.outage is None for row in load_rows(tmp_path / "infra")[1])

@@ -13,7 +13,7 @@ from recording_openai import VERIFIER, WORLD, recording_endpoint
 from test_occubench_equivalence import OBSERVATION_PATTERN, SAMPLE
 
 from occusim.clients import connect, stdio_command
-from occusim.environments import load_harness
+from occusim.occubench import load_harness
 from occusim.server import Store
 
 pytestmark = pytest.mark.occubench_harness
@@ -117,7 +117,7 @@ def test_protocol_occubench_without_the_harness_says_what_is_missing(tmp_path: P
 
 @pytest.mark.parametrize("remove", ["verifier.py", "lwm.py"])
 def test_a_harness_missing_a_file_is_refused(tmp_path: Path, remove: str) -> None:
-    from occusim.environments import HarnessError
+    from occusim.occubench import HarnessError
 
     harness = tmp_path / "occubench"
     harness.mkdir()

@@ -79,6 +79,7 @@ async def test_result_rows_count_the_faults_planned_and_met(provider: ScriptedPr
     for (mode, _trial), row in rows.items():
         planned = 0 if mode == "E0" else 1
         assert (row.faults_planned, row.faults_met, row.too_short_for_faults) == (planned, planned, False)
+        assert not row.faults_not_applicable
         assert len(row.faults_injected) == planned
 
     # Three faults of two calls need 9 calls; the replayed task makes fewer, and the row says so.
@@ -86,5 +87,21 @@ async def test_result_rows_count_the_faults_planned_and_met(provider: ScriptedPr
                             tmp_path / "short", show_progress=False)
     (row,) = short.rows
     assert row.steps < 9
-    assert row.faults_planned == 3 and row.faults_met == (row.steps - 2) // 3 + 1 < 3
-    assert row.too_short_for_faults
+    assert row.faults_planned == 3 and row.faults_met < 3
+    # The faults are spread over twice the calls they need (or the task's max_steps, if fewer).
+    assert row.fault_window is not None and 9 <= row.fault_window <= 18
+    assert row.too_short_for_faults and not row.faults_not_applicable
+
+    # --fault-window sets the window (never under twice the calls the faults need); the row records it.
+    wide = await run_batch(config(faults=["E1"], trials=1, fault_count=1, fault_duration=1, fault_window=7),
+                           tmp_path / "wide", show_progress=False)
+    (row,) = wide.rows
+    assert row.fault_window == 7 and row.faults_planned == 1
+    assert row.faults_met == len(row.faults_injected) and row.too_short_for_faults == (row.faults_met == 0)
+
+
+async def test_the_harness_outage_policy_needs_the_occubench_protocol(tmp_path: Path):
+    from occusim.analysis import RunError
+
+    with pytest.raises(RunError, match="--outage-policy harness .* needs --protocol occubench"):
+        await run_batch(config(outage_policy="harness"), tmp_path / "run", show_progress=False)

@@ -4,6 +4,7 @@ opens an episode and sees the fault's difference; the screenshots are saved in t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -193,5 +194,67 @@ def test_the_report_opens_through_the_viewer_and_its_links_go_both_ways(run_dir:
         assert _rows(page) == [CLEAN, FAULTED, HOSTILE_ID, "none"]
 
     for name in ("1-report", "2-episode-from-report"):
+        png = (shots / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def _label(page: Browser, item: str, verdict: str, note: str = "") -> None:
+    """Choose pass or fail for an item with a click, and type a note into its box."""
+    page.evaluate(f"document.querySelector('input[name=\"verdict-{item}\"][value=\"{verdict}\"]').click()")
+    if note:
+        page.evaluate(f"document.querySelector('textarea[name=\"note-{item}\"]').focus()")
+        page.send("Input.insertText", session=True, text=note)
+
+
+def test_label_two_episodes_in_the_page_then_measure_the_judge(run_dir: Path, tmp_path: Path, chromium: str,
+                                                                capsys: pytest.CaptureFixture[str]):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with serving(str(run_dir), "--label", "--reviewer", "alice") as address, \
+            Browser(chromium, tmp_path / "profile") as page:
+        page.goto(address)
+        page.act_and_wait(f"document.querySelector('a[href=\"/episodes/{CLEAN}\"]').click()")
+        assert page.evaluate("document.querySelectorAll('tr.label-row').length") == 2
+        _label(page, "state-closed", "pass")
+        _label(page, "answer", "pass", "names the refunded $89.99")
+        page.screenshot(shots / "1-labelling.png")
+        page.act_and_wait("document.querySelector('form.labels button').click()")
+        assert page.evaluate("location.pathname + location.search") == f"/episodes/{CLEAN}?saved=2"
+        assert page.evaluate("document.getElementById('saved').textContent").startswith("Saved 2 label(s).")
+        assert page.evaluate("document.querySelector('input[name=\"verdict-answer\"][value=\"pass\"]').checked")
+        assert page.evaluate("document.querySelector('textarea[name=\"note-answer\"]').value") \
+            == "names the refunded $89.99"
+
+        page.act_and_wait("document.querySelector('a.next').click()")
+        assert page.evaluate("location.pathname") == f"/episodes/{FAULTED}"
+        _label(page, "state-closed", "pass")
+        _label(page, "answer", "pass", "the amount is in the first observation")
+        page.act_and_wait("document.querySelector('form.labels button').click()")
+        page.screenshot(shots / "2-saved.png")
+        assert page.dialogs == []
+
+    with serving(str(run_dir), "--label", "--reviewer", "bob") as address, \
+            Browser(chromium, tmp_path / "profile-bob") as page:
+        page.goto(address + f"episodes/{FAULTED}")
+        assert page.evaluate("document.querySelectorAll('input:checked').length") == 0  # alice's labels are hers
+        _label(page, "answer", "fail", "never states the amount")
+        page.act_and_wait("document.querySelector('form.labels button').click()")
+        assert page.evaluate("location.search") == "?saved=1"
+        page.screenshot(shots / "3-second-reviewer.png")
+
+    alice = [json.loads(line) for line in (run_dir / "labels" / "alice.jsonl").read_text("utf-8").splitlines()]
+    assert [(line["episode_id"], line["item"], line["passed"], line["note"]) for line in alice] == [
+        (CLEAN, "state-closed", True, ""), (CLEAN, "answer", True, "names the refunded $89.99"),
+        (FAULTED, "state-closed", True, ""), (FAULTED, "answer", True, "the amount is in the first observation"),
+    ]
+    assert main(["judge-agreement", "--labels", str(run_dir / "labels" / "alice.jsonl"),
+                 str(run_dir / "labels" / "bob.jsonl"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # The judge failed FAULTED's answer: alice disagrees, bob agrees; the two reviewers disagree on it.
+    assert report["by_reviewer"]["alice"]["agreement"] == 0.75 and report["by_reviewer"]["bob"]["agreement"] == 1.0
+    assert report["by_kind"]["state"]["both_pass"] == 2 and report["by_kind"]["llm"]["labels"] == 3
+    assert [(p["first"], p["second"], p["labels"], p["agreement"]) for p in report["reviewer_pairs"]] == [
+        ("alice", "bob", 1, 0.0)]
+    for name in ("1-labelling", "2-saved", "3-second-reviewer"):
         png = (shots / f"{name}.png").read_bytes()
         assert png.startswith(b"\x89PNG") and len(png) > 10_000

@@ -1,5 +1,8 @@
-"""The labelled set over the bundled catalog: expert verdicts on final answers written to pass, to nearly
-pass and to fail, each given the trajectory of the task's reference solution.
+"""Author labels over the bundled catalog, for testing the labelling mechanism: final answers written to
+pass, to nearly pass and to fail by the catalog's author, each labelled by that author and given the
+trajectory of the task's reference solution. They were written with the tasks and their exemplars by the
+same hand, so agreement with them measures the mechanism (labels reach the judge, exemplars change its
+verdicts), not how well a judge is calibrated; that needs labels by reviewers independent of the tasks.
 
 `python -m tests.helpers._catalog_labels ANSWERS.yaml LABELS.jsonl` writes the labels file.
 """
@@ -25,13 +28,13 @@ from occusim.environments import (
 from occusim.environments import state_hash as hash_state
 from occusim.judge import LabeledEpisode
 
-EXPERT = "catalog labels"
+EXPERT = "catalog-author"  # not an independent reviewer: see the module docstring
 PASS_NOTE = "Written to pass: it gives the facts and the reasoning the item asks for."
 FAIL_NOTE = "Written to fail: the decision itself is wrong."
 
 
 class LabelledAnswers(BaseModel):
-    """One task's item and the three answers an expert wrote and judged for it."""
+    """One task's item and the three answers the catalog's author wrote and labelled for it."""
 
     model_config = ConfigDict(extra="forbid")
 

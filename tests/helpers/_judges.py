@@ -158,7 +158,9 @@ def exemplar_verdict(answer: str, passing: list[str], failing: list[str]) -> boo
 def calibrated_ballot(messages: list[dict], request: dict) -> dict:
     """A judge that reads the prompt like a hurried grader: it checks that the answer repeats the check's
     figures (lenient: a near miss with the right numbers passes), unless an exemplar shown for the item is
-    clearly the nearest to the answer, whose verdict it then follows (nearest-exemplar matching)."""
+    clearly the nearest to the answer, whose verdict it then follows (nearest-exemplar matching by word
+    overlap). It shows that exemplars reach the judge and change its verdicts; its agreement with labels
+    says nothing about a real judge's calibration."""
     user = messages[-1]["content"]
     found = _FINAL_ANSWER.search(user)
     answer = found.group(1) if found else ""
@@ -180,5 +182,5 @@ def calibrated_ballot(messages: list[dict], request: dict) -> dict:
 
 
 def calibrated_judge(name: str | None = None) -> str:
-    """A scripted judge model answering every vote with `calibrated_ballot`."""
+    """A scripted judge model answering every vote with `calibrated_ballot` (it copies the nearest exemplar)."""
     return scripted_model(calibrated_ballot, name=name)

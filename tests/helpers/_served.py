@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from occusim.environments import Catalog
+from occusim.rest import read_deadline_protocol
 from occusim.server import Store
 from occusim.service import ServiceSettings, create_app, load_settings
 
@@ -85,13 +86,15 @@ def hosted_settings(tmp_path: Path, **overrides: Any) -> ServiceSettings:
 class LiveServer:
     """A real uvicorn serving the app on 127.0.0.1 in a background thread (its own event loop)."""
 
-    def __init__(self, settings: ServiceSettings, catalog: Catalog | None = None) -> None:
+    def __init__(self, settings: ServiceSettings, catalog: Catalog | None = None, *, port: int | None = None) -> None:
         self.settings = settings
         self.app = create_app(settings, catalog=catalog if catalog is not None else triage_catalog())
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                timeout_keep_alive=math.ceil(settings.keep_alive_seconds))
+                                timeout_keep_alive=math.ceil(settings.keep_alive_seconds),
+                                http=read_deadline_protocol(header_seconds=settings.header_timeout_seconds,
+                                                            body_seconds=settings.body_timeout_seconds))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
 

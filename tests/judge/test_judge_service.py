@@ -128,3 +128,34 @@ async def test_the_document_is_generated_from_the_request_model() -> None:
               for status, response in operation["responses"].items() if status != "200"}
     assert set(errors) == {"400", "409", "413", "415", "422", "502"}
     assert set(errors.values()) == {"#/components/schemas/ErrorBody"}
+
+
+async def test_a_body_whose_parts_contradict_each_other_is_409(task, record) -> None:
+    # Each item is valid alone; two with one id is a rule between parts that no schema can state.
+    contradicting = body(task, record, llm_items="skip")
+    items = contradicting["task"]["rubric"]["items"]
+    items.append(dict(items[0]))
+    async with client(judge_app()) as http:
+        response = await http.post(JUDGE_PATH, json=contradicting)
+    assert response.status_code == 409 and response.json()["type"] == "inconsistent_body"
+    assert response.json()["errors"] == [{"field": "task.rubric", "type": "inconsistent",
+                                          "message": f"duplicate rubric item id {items[0]['id']!r}"}]
+
+
+async def test_a_compare_check_without_value_breaks_the_document_too(task, record) -> None:
+    """`eq` without a value is refused with 422, and the document says so: CompareCheck requires `value`."""
+    broken = body(task, record, llm_items="skip")
+    check = broken["task"]["rubric"]["items"][0]["checks"][0]
+    check.pop("value", None)
+    async with client(judge_app()) as http:
+        response = await http.post(JUDGE_PATH, json=broken)
+        document = (await http.get("/openapi.json")).json()
+    assert response.status_code == 422, response.text
+    assert [error["type"] for error in response.json()["errors"]] == ["missing"]
+    schemas = document["components"]["schemas"]
+    assert "value" in schemas["CompareCheck"]["required"]
+    assert "value" not in schemas["PresenceCheck"].get("required", [])
+    checks = schemas["StateItem"]["properties"]["checks"]["items"]
+    assert checks["discriminator"]["propertyName"] == "op"
+    assert checks["discriminator"]["mapping"]["eq"].endswith("/CompareCheck")
+    assert checks["discriminator"]["mapping"]["exists"].endswith("/PresenceCheck")

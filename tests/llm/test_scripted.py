@@ -124,6 +124,20 @@ async def test_tool_call_with_non_json_arguments_is_an_output_error():
         await complete(model, USER, tools=TOOLS)
 
 
+async def test_unreadable_arguments_are_kept_as_sent_when_asked():
+    reply = ScriptedReply(tool_calls=[{"name": "lookup_patient", "arguments": "patient P-104"},
+                                      {"name": "lookup_patient", "arguments": '["P-104"]'},
+                                      {"name": "lookup_patient", "arguments": '{"patient_id": "P-104"}'}])
+    model = scripted_model(lambda messages, request: reply, name="kept-tool-args")
+
+    completion = await complete(model, USER, tools=TOOLS, keep_unreadable_arguments=True)
+
+    bad, array, good = completion.tool_calls
+    assert (bad.arguments, bad.raw_arguments) == ({}, "patient P-104") and "not JSON" in (bad.unreadable or "")
+    assert (array.arguments, array.raw_arguments) == ({}, '["P-104"]') and "not a JSON object" in (array.unreadable or "")
+    assert good.arguments == {"patient_id": "P-104"} and good.unreadable is None
+
+
 async def test_text_without_json_raises_output_error_on_json():
     model = scripted_model(lambda messages, request: "I cannot answer that.", name="prose")
 

@@ -226,4 +226,4 @@ async def test_the_trap_fails_its_item_and_spares_what_was_done_right(service, t
     passed = {item.id: item.passed for item in verdict.items if item.kind in ("state", "tool_call")}
     assert {item for item, ok in passed.items() if not ok} >= trap.fails, passed
     assert all(passed[item] for item in trap.still_passes), passed
-    assert not verdict.passed
+    assert verdict.passed is False, (verdict.score, verdict.blocking_failures)

@@ -114,6 +114,14 @@ def test_unsafe_settings_refuse_to_start(tmp_path):
     create_app(hosted_settings(tmp_path, no_auth=True, api_keys={}, host="::1"))
 
 
+@pytest.mark.parametrize("db", ["postgresql://occusim@db.internal/occusim", "postgresql+asyncpg://u@h:5432/d",
+                                "postgres://u@h/d"])
+def test_a_store_replicas_share_needs_the_shared_token_secret(tmp_path, db):
+    with pytest.raises(ConfigError, match="set token_secret .* to the same value on each"):
+        create_app(hosted_settings(tmp_path, db=db, token_secret=None))
+    create_app(hosted_settings(tmp_path, token_secret=None))  # a SQLite file belongs to one host
+
+
 async def test_no_secret_reaches_the_store(tmp_path):
     settings = hosted_settings(tmp_path)
     with LiveServer(settings) as live:

@@ -111,3 +111,20 @@ def test_links_expire_and_cannot_be_forged_or_reused_as_episode_tokens():
     assert not EpisodeTokens(KEY).verify(payload, signature)  # a link's signature is no episode token
     now[0] += 60
     assert links.verify(token) is None
+
+
+async def test_a_link_without_a_tenant_or_of_an_unknown_tenant_opens_nothing_on_an_authenticated_instance(served):
+    # What an instance without API keys (or with other tenants) sharing the token secret would mint.
+    server, ids = served
+    links = ViewerLinks(server.settings.token_key())
+    async with httpx.AsyncClient(timeout=60) as http:
+        for tenant in (None, "carol"):
+            token, _ = links.issue(tenant, 600)
+            opened = await http.get(f"{server.url}/v1/view/open", params={"access": token})
+            index = await http.get(f"{server.url}/v1/view/", headers={"Cookie": f"occusim_view={token}"})
+            episode = await http.get(f"{server.url}/v1/view/episodes/{ids['bob']}", headers={"Cookie": f"occusim_view={token}"})
+            assert opened.status_code == index.status_code == episode.status_code == 401, tenant
+            assert ids["alice"] not in index.text and ids["bob"] not in index.text
+        alices, _ = links.issue("alice", 600)
+        own = await http.get(f"{server.url}/v1/view/", headers={"Cookie": f"occusim_view={alices}"})
+    assert own.status_code == 200 and _ids(own.text) == [ids["alice"]]

@@ -82,8 +82,11 @@ def test_schema_names_and_short_token_secrets_are_refused_with_the_reason():
         load_settings(overrides={"token_secret": "short"}, environ={})
 
 
-def test_an_unreachable_store_stops_serve_with_a_message(tmp_path, capsys):
+def test_an_unreachable_store_stops_serve_with_a_message(tmp_path, capsys, monkeypatch):
     source = write_triage_source(tmp_path)
+    # A PostgreSQL store is shared by replicas, which must sign tokens with one secret: given here, so that
+    # the store is what stops it.
+    monkeypatch.setenv("OCCUSIM_TOKEN_SECRET", "a-secret-the-replicas-share-0123456789")
     assert main(["serve", "--http", "--no-auth", "--no-bundled", "--source", str(source), "--db", UNREACHABLE]) == 2
     assert main(["serve", CHEST_PAIN, "--no-bundled", "--source", str(source), "--db", UNREACHABLE]) == 2
     errors = capsys.readouterr().err

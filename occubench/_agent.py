@@ -8,27 +8,31 @@ from typing import Any, cast
 import mcp_types as types
 from mcp import Client
 
-from occusim.environments import RAW_ARGUMENTS_META, HarnessPrompts, Usage
-from occusim.llm import LLMOutputError, ModelConfig, UsageLedger, complete, derived_seed
+from occusim.clients import AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
+from occusim.environments import RAW_ARGUMENTS_META, SUBMIT_TOOL, Usage
+from occusim.llm import LLMError, ModelConfig, RetryPolicy, UsageLedger, complete, derived_seed
 
-from ._conversation import SUBMIT_TOOL, AgentRun, OnToolResult, ToolEvent, openai_tool, result_text
-
-# A reply whose tool-call arguments the gateway cannot read is asked for again, this many times in a row.
-_UNREADABLE_REPLIES = 3
+from ._harness import HarnessPrompts
+from ._verifier import HARNESS_ATTEMPTS
 
 
 class OccubenchAgent:
     """The agent of OccuBench's harness, with occusim's MCP episode in place of its environment object.
 
     It sends OccuBench's system prompt (scenario name and today's date) and task message, offers the
-    server's tools except `submit_result`, and passes every call's arguments on as the model's own JSON
-    string (in the request's `_meta`). The episode ends on the first reply without tool calls, on a reply
+    server's tools except `submit_result`, and passes every call's arguments on as the model's own
+    string (in the request's `_meta`), even when that string is not JSON or not an object: the harness
+    hands such text to its world model as it came, and the episode goes on. The episode ends on the first reply without tool calls, on a reply
     that finishes with `stop`, or after the harness's turn limit; the last reply's text is then submitted
     as the answer, unlabelled. Sampling is OccuBench's: its max_tokens, no temperature, no seed.
+    With `stop_on_outage`, each request is tried as often as OccuBench's client tries it, and a provider
+    that still fails ends the run there, as the harness's agent does (`outage` says why); otherwise the
+    failure is raised.
     """
 
     def __init__(self, model: ModelConfig, prompts: HarnessPrompts, *, scenario_name: str, instruction: str,
-                 timeout: float = 120.0) -> None:
+                 timeout: float = 120.0, stop_on_outage: bool = False) -> None:
+        self.stop_on_outage = stop_on_outage
         self.model = model
         self.name = model.model
         self.prompts = prompts
@@ -49,23 +53,21 @@ class OccubenchAgent:
         calls = 0
         turns = max_turns or self.prompts.agent_max_turns
         finished = False
-        unreadable = 0
-        turn = 0
-        while turn < turns:
+        # OccuBench sends no seed: the trial's only keys the cache.
+        cache_seed = None if seed is None else derived_seed(seed, "occubench-agent", 0)
+        outage = None
+        retry = RetryPolicy(attempts=HARNESS_ATTEMPTS) if self.stop_on_outage else None
+        for _turn in range(turns):
             try:
-                # OccuBench sends no seed: the trial's only keys the cache (a repeated question its own entry).
-                cache_seed = None if seed is None else derived_seed(seed, "occubench-agent", unreadable)
                 completion = await complete(self.model, messages, tools=tools or None, temperature=None,
                                             max_tokens=self.prompts.agent_max_tokens, timeout=self.timeout,
-                                            role="agent", cache_seed=cache_seed)
-            except LLMOutputError:
-                # Tool-call arguments the gateway cannot read: ask the same question again, a few times.
-                unreadable += 1
-                if unreadable >= _UNREADABLE_REPLIES:
+                                            role="agent", cache_seed=cache_seed, keep_unreadable_arguments=True,
+                                            retry=retry)
+            except LLMError as error:
+                if not self.stop_on_outage:
                     raise
-                continue
-            unreadable = 0
-            turn += 1
+                outage = f"agent outage: {error}"
+                break
             ledger.add("agent", completion)
             answer = completion.text
             message: dict[str, Any] = {"role": "assistant", "content": completion.text or ""}
@@ -101,5 +103,6 @@ class OccubenchAgent:
             ended="submitted" if finished else "max_steps", tool_calls=calls,
             usage=ledger.by_role.get("agent") or Usage(),
             submit_result=submitted.structured_content if isinstance(submitted.structured_content, dict) else None,
+            outage=outage,
         )
 

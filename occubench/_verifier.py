@@ -8,14 +8,24 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from occusim.environments import EpisodeRecord, HarnessPrompts, Task, Usage
-from occusim.llm import LLMError, ModelConfig, complete, derived_seed, sum_usage
+from occusim.environments import EpisodeRecord, Task, Usage
+from occusim.judge import (
+    VERIFICATION_PLAN_ID,
+    ItemVerdict,
+    JudgedCheck,
+    JudgeModelError,
+    Verdict,
+    Vote,
+    tally,
+)
+from occusim.llm import LLMError, LLMOutputError, ModelConfig, RetryPolicy, complete, derived_seed, sum_usage
 
-from ._errors import JudgeModelError
-from ._judge import VERIFICATION_PLAN_ID
-from ._prompt import JudgedCheck
-from ._verdict import ItemVerdict, Verdict, Vote
-from ._voting import tally
+from ._harness import HarnessPrompts
+
+# OccuBench's harness sends each request through an OpenAI client with its default of 2 retries.
+HARNESS_ATTEMPTS = 3
+# The reason of a vote whose provider failed, counted False under --outage-policy harness.
+OUTAGE_VOTE = "verifier outage: the provider failed (counted as False, as OccuBench's harness does)"
 
 
 def occubench_action(tool: str, raw_arguments: str) -> str:
@@ -71,12 +81,15 @@ def verifier_inputs(config: dict[str, Any]) -> tuple[str, Any]:
 
 
 async def verify_occubench(prompts: HarnessPrompts, task: Task, config: dict[str, Any], trajectory: str, *,
-                           record_id: str | None, model: ModelConfig, seed: int = 0) -> Verdict:
+                           record_id: str | None, model: ModelConfig, seed: int = 0,
+                           outages_fail: bool = False) -> Verdict:
     """Judge one trajectory the way OccuBench's verifier does: `verifier_votes` requests of one user message.
 
     A vote passes when its first `{...}` parses and says `is_correct`; anything else (no answer, no JSON)
     is a False vote, kept as an abstention. The task passes on a strict majority of True votes. A
-    provider failure raises JudgeModelError (occusim retries episodes; OccuBench would count a False).
+    provider failure raises JudgeModelError (occusim retries episodes), unless `outages_fail`: then each
+    request is tried as often as OccuBench's client tries it, and a vote whose provider still fails is a
+    False vote, as OccuBench counts it (its reason says so).
     """
     initial_state, state_description = verifier_inputs(config)
     prompt = prompts.verifier_prompt(
@@ -90,8 +103,11 @@ async def verify_occubench(prompts: HarnessPrompts, task: Task, config: dict[str
             # No seed is sent (OccuBench sends none); the derived one keys the cache, so that each vote is
             # its own sample and a re-run of the trial is served its own votes again.
             completion = await complete(model, messages, temperature=None, max_tokens=prompts.verifier_max_tokens,
-                                        role="judge", cache_seed=derived_seed(seed, "occubench-verifier", vote))
+                                        role="judge", cache_seed=derived_seed(seed, "occubench-verifier", vote),
+                                        retry=RetryPolicy(attempts=HARNESS_ATTEMPTS) if outages_fail else None)
         except LLMError as error:
+            if outages_fail and not isinstance(error, LLMOutputError):
+                return Vote(vote=vote, passed=False, reason=OUTAGE_VOTE), Usage()
             raise JudgeModelError(f"the verifier model {model.model!r} failed on task {task.id!r} "
                                   f"(vote {vote + 1} of {prompts.verifier_votes}): {error}") from error
         return _read_vote(prompts, completion.text, vote), completion.usage

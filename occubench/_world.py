@@ -11,12 +11,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from occusim.environments import FaultSettings, HarnessPrompts, Scenario, StepRecord, Usage
-from occusim.judge import occubench_action
+from occusim.environments import FaultSettings, Scenario, StepRecord, Usage
 from occusim.llm import ModelConfig, add_usage, derived_seed
+from occusim.server import SimulatorError, ask_world_model
 
-from ._errors import SimulatorError
-from ._world_model import ask_world_model
+from ._harness import HarnessPrompts
+from ._verifier import occubench_action
 
 
 @dataclass

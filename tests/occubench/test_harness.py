@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from occusim.environments import HarnessError, load_harness
+from occusim.occubench import HarnessError, load_harness
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = (REPO / ".." / "shared" / "occubench" / "occubench").resolve()
@@ -49,6 +49,8 @@ def test_never_runs_the_harness(tmp_path: Path) -> None:
     ("name", "old", "new", "message"),
     [
         ("verifier.py", "{trajectory}", "{trajectory.__class__}", "fields occusim cannot fill"),
+        ("fault_injection.py", "{fault_count}", "{fault_count:>300000000}", r"formats its fields \({fault_count:>3"),
+        ("verifier.py", "{trajectory}", "{trajectory!r:.5}", r"formats its fields \({trajectory!r:.5}\)"),
         ("agent.py", "EXECUTOR_SYSTEM_PROMPT =", "OTHER_PROMPT =", "system prompt"),
         ("lwm.py", "def simulate_tool_call(", "def simulate_call(", "lwm.py"),
         ("fault_injection.py", '"E2": FAULT_PROMPT_E2, ', "", "E1/E2/E3"),

@@ -12,22 +12,18 @@ import string
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ._loader import OCCUBENCH_PREFIX
+from occusim.environments import OCCUBENCH_PREFIX, OccusimError
 
 HARNESS_PACKAGE = "occubench"
 HARNESS_FILES = ("agent.py", "lwm.py", "fault_injection.py", "verifier.py", "evaluate.py")
 PROMPT_FAULT_MODES = ("E1", "E2", "E3")
-# The MCP `_meta` key under which an agent sends a tool call's arguments as its own JSON string.
-RAW_ARGUMENTS_META = "occusim/raw_arguments"
-# How an episode is run: occusim's own agent, world model and judge, or OccuBench's harness replicated.
-ProtocolName = Literal["native", "occubench"]
 
 
-class HarnessError(Exception):
+class HarnessError(OccusimError):
     """The OccuBench harness is missing or not in a shape occusim understands; the message says which file."""
 
 
@@ -454,11 +450,18 @@ def _fields(template: str) -> set[str]:
 
 
 def _checked(template: str, allowed: set[str], source: str) -> str:
-    """A format template whose fields are plain names from `allowed` (no attribute or index access)."""
+    """A format template whose fields are plain names from `allowed` (no attribute or index access), with no
+    width, precision or conversion: `{fault_count:>300000000}` would build a prompt of 300 M characters."""
     try:
         fields = _fields(template)
+        shaped = sorted({f"{{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+                         for _, field, spec, conversion in string.Formatter().parse(template)
+                         if field is not None and (spec or conversion)})
     except ValueError as error:
         raise HarnessError(f"{source}: a prompt template is not a format string ({error})") from None
+    if shaped:
+        raise HarnessError(f"{source}: a prompt template formats its fields ({', '.join(shaped)}); occusim fills "
+                           "only plain fields such as {fault_count}")
     unexpected = sorted(field for field in fields if field not in allowed)
     if unexpected:
         raise HarnessError(f"{source}: a prompt template has fields occusim cannot fill: {', '.join(unexpected)}")

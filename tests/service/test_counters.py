@@ -1,0 +1,50 @@
+"""Shared counters: an expiry renewed by every change, and counts that never go below 0 (in memory and Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from occusim.service import MemoryCounters, RedisCounters
+from tests.helpers import REDIS_URL
+
+KINDS = ["memory", pytest.param("redis", marks=pytest.mark.redis)]
+
+
+def _counters(kind: str) -> MemoryCounters | RedisCounters:
+    return MemoryCounters() if kind == "memory" else RedisCounters(REDIS_URL, prefix=f"test-{uuid.uuid4().hex}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_count_in_use_outlives_its_first_expiry(kind):
+    counters = _counters(kind)
+    try:
+        await counters.add("opening:alice", 1, ttl=2)
+        await asyncio.sleep(1.2)
+        await counters.add("opening:alice", 1, ttl=2)
+        await asyncio.sleep(1.2)
+        assert await counters.value("opening:alice") == 2, "the second change renewed the expiry"
+        await asyncio.sleep(1.2)
+        assert await counters.value("opening:alice") == 0, "left alone, it lapses"
+    finally:
+        await counters.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_release_after_expiry_cannot_drive_a_count_negative(kind):
+    counters = _counters(kind)
+    try:
+        for _ in range(3):
+            await counters.add("opening:alice", 1, ttl=1)
+        await asyncio.sleep(1.3)
+        for _ in range(3):
+            assert await counters.add("opening:alice", -1, ttl=1) == 0
+        # Had the count gone to -3, three more places would have been free.
+        assert await counters.add("opening:alice", 1, ttl=60) == 1
+        assert await counters.add("spend", 0.25, ttl=60) == 0.25
+        assert await counters.add("spend", -1.0, ttl=60) == 0
+        assert await counters.value("spend") == 0
+    finally:
+        await counters.close()
