@@ -7,11 +7,13 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+from urllib.parse import quote
 
 from occusim.environments import Usage
 
 from ._audit_rates import AuditRate, audit_rates
 from ._metrics import (
+    FAULT_ORDER,
     LEVEL_OF,
     ROLES,
     Rate,
@@ -28,6 +30,12 @@ from ._results import ResultRow, RunConfig, load_rows
 
 ReportFormat = Literal["md", "html"]
 
+# `occusim view RUN_DIR` serves RUN_DIR/report.html at /report, so the HTML's relative links open its pages
+# there; Markdown is read elsewhere, so it links to the address `occusim view` listens on by default.
+VIEWER_URL = "http://127.0.0.1:7580/"
+VIEWER_NOTE = ("`occusim view RUN_DIR` serves this report at /report when it is written as RUN_DIR/report.html "
+               "(`occusim report RUN_DIR --format html --out RUN_DIR/report.html`); the episode links open there.")
+
 
 @dataclass
 class Table:
@@ -35,6 +43,7 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     note: str = ""
+    links: list[str | None] = field(default_factory=list)  # per row: the viewer path its last cell links to
 
 
 @dataclass
@@ -153,6 +162,7 @@ def build_report(config: RunConfig, rows: list[ResultRow], *, with_figures: bool
                    "(litellm's price map) is not priced."),
         _audit_table(rows),
         _task_table(rows),
+        _episode_table(rows),
     ]
     for title, messages in (("Unjudged episodes (the judge could not decide; not counted as agent failures)",
                              metrics.unjudged_messages),
@@ -218,10 +228,35 @@ def _task_table(rows: list[ResultRow]) -> Table:
     return Table("Passed trials by task", ["Task", *modes], body)
 
 
+def _episode_table(rows: list[ResultRow]) -> Table:
+    listed = sorted(rows, key=lambda row: (row.task_id, FAULT_ORDER.index(row.fault_mode), row.trial))
+    return Table("Episodes", ["Task", "Fault mode", "Trial", "Outcome", "Score", "Episode"],
+                 [[row.task_id, row.fault_mode, str(row.trial), _outcome(row),
+                   "-" if row.score is None else f"{row.score:.2f}", row.episode_id or "never started"]
+                  for row in listed],
+                 note="Each episode's id opens its page in the viewer (see Viewer above).",
+                 links=[None if row.episode_id is None else f"episodes/{quote(row.episode_id, safe='')}"
+                        for row in listed])
+
+
+def _outcome(row: ResultRow) -> str:
+    if row.status != "ok":
+        return row.status.replace("_", " ")
+    return "passed" if row.passed else "failed"
+
+
+def _markdown_row(row: list[str], link: str | None) -> str:
+    cells = [cell.replace("|", "\\|") for cell in row]
+    if link is not None:
+        cells[-1] = f"[{cells[-1]}]({VIEWER_URL}{link})"
+    return "| " + " | ".join(cells) + " |"
+
+
 def render_markdown(report: Report, *, images: dict[str, str] | None = None) -> str:
     """Markdown; `images` maps figure names to the relative paths written beside the file."""
     lines = [f"# {report.title}", ""]
     lines += [f"- **{name}:** {value}" for name, value in report.facts]
+    lines += [f"- **Viewer:** [{VIEWER_URL}]({VIEWER_URL}) while `occusim view RUN_DIR` runs on its default port"]
     for figure in report.figures:
         if images and figure.name in images:
             lines += ["", f"![{figure.title}]({images[figure.name]})"]
@@ -233,7 +268,8 @@ def render_markdown(report: Report, *, images: dict[str, str] | None = None) -> 
             lines += [table.note, ""]
         lines.append("| " + " | ".join(table.headers) + " |")
         lines.append("|" + "|".join("---" for _ in table.headers) + "|")
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows]
+        links = table.links or [None] * len(table.rows)
+        lines += [_markdown_row(row, link) for row, link in zip(table.rows, links, strict=True)]
     return "\n".join(lines) + "\n"
 
 
@@ -256,6 +292,8 @@ def render_html(report: Report) -> str:
         f"<title>{esc(report.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{esc(report.title)}</h1>", "<dl>",
         *(f"<dt>{esc(name)}</dt><dd>{esc(value)}</dd>" for name, value in report.facts),
+        '<dt>Viewer</dt><dd><a class="viewer" href="./">all episodes in the viewer</a> '
+        f'<span class="note">{esc(VIEWER_NOTE)}</span></dd>',
         "</dl>",
     ]
     for figure in report.figures:
@@ -270,11 +308,18 @@ def render_html(report: Report) -> str:
         if table.note:
             parts.append(f'<p class="note">{esc(table.note)}</p>')
         parts.append("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.headers) + "</tr></thead>")
-        parts.append("<tbody>" + "".join(
-            "<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in table.rows
-        ) + "</tbody></table>")
+        links = table.links or [None] * len(table.rows)
+        parts.append("<tbody>" + "".join(_html_row(row, link) for row, link in zip(table.rows, links, strict=True))
+                     + "</tbody></table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_row(row: list[str], link: str | None) -> str:
+    cells = [f"<td>{html.escape(cell)}</td>" for cell in row]
+    if link is not None:
+        cells[-1] = f'<td><a class="episode" href="{html.escape(link)}">{html.escape(row[-1])}</a></td>'
+    return "<tr>" + "".join(cells) + "</tr>"
 
 
 def write_report(run_dir: str | Path, *, format: ReportFormat = "md", out: str | Path | None = None) -> str:

@@ -10,7 +10,8 @@ Summarise a run folder written by `occusim run`: completion overall, by fault mo
 mode and by difficulty, each with a 95 % interval (a bootstrap over tasks); OccuBench robustness over the
 tasks scored in every mode (with how many, labelled partial when E1, E2 or E3 is missing); pass@k and
 pass^k; judge abstentions and ties; faults met per episode; tokens and cost by role; simulator errors;
-unjudged and infrastructure-error episodes apart; the run's provenance. Plots: completion by category and
+unjudged and infrastructure-error episodes apart; every episode, its id linked to its page in the viewer
+(`occusim view RUN_DIR` serves RUN_DIR/report.html at /report, where the links open); the run's provenance. Plots: completion by category and
 fault mode, and the degradation across E0-E3. docs/metrics.md gives every formula; to compare two runs,
 see `occusim compare`.
 

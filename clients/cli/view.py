@@ -25,7 +25,9 @@ and reason; usage and latency.
 
 Give a RUN_DIR (the --out folder of `occusim run`: results.jsonl for the index, its store for the steps),
 or --db for a store alone (every episode in it, newest first). Both are read as they are, at each page
-load, so a running batch shows its episodes as they finish. Nothing is fetched from the network.
+load, so a running batch shows its episodes as they finish. A run folder's HTML report (`occusim report
+RUN_DIR --format html --out RUN_DIR/report.html`) is served at /report and linked from every page; its
+episode links open here. Nothing is fetched from the network.
 
 --label --reviewer NAME turns on labelling mode: below each episode's verdict, a form gives every rubric item
 a pass/fail and a note; the judge's verdicts are hidden unless --show-judge (they would sway the labels
@@ -44,6 +46,7 @@ examples:
 """
 
 DEFAULT_PORT = 7580
+REPORT_FILE = "report.html"  # in the run folder, served at /report
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,8 +105,9 @@ async def run(args: argparse.Namespace) -> int:
                     await store.close()
 
         address = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-        server = uvicorn.Server(uvicorn.Config(viewer_app(source, lifespan=closing_the_store, labels=labels), log_level="warning",
-                                               lifespan="on"))
+        report = Path(args.run_dir) / REPORT_FILE if args.run_dir is not None else None
+        app = viewer_app(source, lifespan=closing_the_store, labels=labels, report=report)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         print(f"occusim view: serving {source.title} at {address} (Ctrl+C to stop)", file=sys.stderr, flush=True)
         if labels is not None:
             print(f"occusim view: labelling as {labels.reviewer}, saving to {labels.path}", file=sys.stderr,

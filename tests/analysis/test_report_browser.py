@@ -68,7 +68,10 @@ def test_html_report_is_self_contained(run_dir: Path, tmp_path: Path):
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page
     assert len(re.findall(r'<img class="plot" alt="[^"]+" src="data:image/png;base64,', page)) == 2
-    assert not re.search(r'(?:src|href)="(?!data:)', page)  # nothing is fetched from anywhere
+    assert not re.search(r'src="(?!data:)', page)  # nothing is fetched from anywhere
+    # The only links are the viewer's pages, relative to /report where `occusim view` serves this file.
+    assert set(re.findall(r'href="([^"]*)"', page)) - {"./"} == set(re.findall(r'href="(episodes/[^"/]+)"', page))
+    assert len(re.findall(r'<a class="episode" href="episodes/', page)) == 24  # one per row, the failed one too
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page
 

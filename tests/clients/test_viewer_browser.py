@@ -169,6 +169,35 @@ def test_the_episode_summary_is_on_screen_first_and_the_story_reads_on(run_dir: 
         assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
 
+def test_the_report_opens_through_the_viewer_and_its_links_go_both_ways(run_dir: Path, tmp_path: Path,
+                                                                        chromium: str):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    assert main(["report", str(run_dir), "--format", "html", "--out", str(run_dir / "report.html")]) == 0
+    with serving(str(run_dir)) as address, Browser(chromium, tmp_path / "profile") as page:
+        page.goto(address)
+        page.act_and_wait("document.querySelector('a.report').click()")
+        assert page.evaluate("location.pathname") == "/report"
+        assert page.evaluate("document.querySelector('h1').textContent") == "occusim run report"
+        # The report's own CSS applies under the viewer's policy for it, and its plots are drawn.
+        assert page.evaluate("getComputedStyle(document.body).maxWidth") != "none"
+        assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth > 300)")
+        page.screenshot(shots / "1-report.png")
+
+        page.act_and_wait(f"document.querySelector('a.episode[href=\"episodes/{FAULTED}\"]').click()")
+        assert page.evaluate("location.pathname") == f"/episodes/{FAULTED}"
+        page.screenshot(shots / "2-episode-from-report.png")
+        page.act_and_wait("document.querySelector('a.report').click()")
+        assert page.evaluate("location.pathname") == "/report"
+        page.act_and_wait("document.querySelector('a.viewer').click()")
+        assert page.evaluate("location.pathname") == "/"
+        assert _rows(page) == [CLEAN, FAULTED, HOSTILE_ID, "none"]
+
+    for name in ("1-report", "2-episode-from-report"):
+        png = (shots / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
 def _label(page: Browser, item: str, verdict: str, note: str = "") -> None:
     """Choose pass or fail for an item with a click, and type a note into its box."""
     page.evaluate(f"document.querySelector('input[name=\"verdict-{item}\"][value=\"{verdict}\"]').click()")
