@@ -150,7 +150,7 @@ class ServiceSettings(BaseModel):
         "wait between calls under load, so a client never sends a call on a connection being closed.",
     )
     header_timeout_seconds: float = Field(
-        default=10.0, gt=0, description="How long a client has to send a request's headers, from connecting or "
+        default=30.0, gt=0, description="How long a client has to send a request's headers, from connecting or "
         "from the request's first byte; the connection is closed past it (slowloris).",
     )
     body_timeout_seconds: float = Field(

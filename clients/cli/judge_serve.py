@@ -6,7 +6,7 @@ import argparse
 import sys
 
 # A client gets this long for a request's headers, then for its body; the connection is closed past it.
-HEADER_SECONDS, BODY_SECONDS = 10.0, 60.0
+HEADER_SECONDS, BODY_SECONDS = 30.0, 60.0
 
 DESCRIPTION = """\
 Serve POST /v1/judge with uvicorn: the body {task, scenario?, trajectory, votes?, seed?, llm_items?}
