@@ -17,6 +17,10 @@ from occusim.environments import CollectionRecord
 
 from ._audit_golden import Broken, GoldenStep
 
+# Plain JSON traversal, shared with the index: it picks no target, so the mutations stay independent of how
+# the audit decides.
+from ._audit_index import pointer, walk_lists, walk_objects
+
 Mutator = Callable[[GoldenStep, random.Random], Broken | None]
 
 
@@ -56,10 +60,10 @@ def change_state_value(step: GoldenStep, rng: random.Random) -> Broken | None:
         return None
     identities = _by_identity(step.records_after)
     targets: list[str] = []
-    for path, item in _objects(step.observation):
+    for path, item in walk_objects(step.observation):
         for value in list(item.values()):
             for record in identities.get(str(value), []) if _is_id_value(value) else []:
-                targets.extend(_pointer(path, k) for k, v in item.items()
+                targets.extend(pointer(path, k) for k, v in item.items()
                                if _scalar(v) and v is not None and v != value and record.value.get(k) == v)
     if not targets:
         return None
@@ -73,7 +77,7 @@ def swap_entity(step: GoldenStep, rng: random.Random) -> Broken | None:
         return None
     identities = _by_identity(step.records_after)
     targets = []
-    for path, item in _objects(step.observation):
+    for path, item in walk_objects(step.observation):
         for key, value in item.items():
             for record in identities.get(str(value), []) if _is_id_value(value) else []:
                 shared = [k for k, v in item.items() if k != key and _scalar(v) and record.value.get(k) == v]
@@ -81,7 +85,7 @@ def swap_entity(step: GoldenStep, rng: random.Random) -> Broken | None:
                           and r.identity != record.identity
                           and any(k in r.value and r.value[k] != item[k] for k in shared)]
                 if len(shared) >= 2 and others:
-                    targets.append((_pointer(path, key), others))
+                    targets.append((pointer(path, key), others))
     if not targets:
         return None
     path, others = rng.choice(targets)
@@ -94,8 +98,8 @@ def drop_list_item(step: GoldenStep, rng: random.Random) -> Broken | None:
     the rules generate, findings of an inspection) are not dropped: no reader of the state could miss them."""
     if step.failed:
         return None
-    held = [{k: v for k, v in item.items() if _scalar(v)} for _, item in _objects(step.after)]
-    targets = [(path, items, position) for path, items in _lists(step.observation)
+    held = [{k: v for k, v in item.items() if _scalar(v)} for _, item in walk_objects(step.after)]
+    targets = [(path, items, position) for path, items in walk_lists(step.observation)
                if len(items) >= 2 and all(isinstance(item, dict) for item in items)
                for position, item in enumerate(items) if _held(item, held)]
     if not targets:
@@ -124,14 +128,14 @@ def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
             if isinstance(held, bool) or not isinstance(held, int | float):
                 continue
             targets.extend((path, derived.field, held, record, derived.tolerance)
-                           for path, item in _objects(step.observation)
+                           for path, item in walk_objects(step.observation)
                            if item.get(derived.field) == held and record.identity in map(str, item.values()))
     if not targets:
         return None
     path, field, held, record, tolerance = rng.choice(targets)
     wrong = round(held + rng.choice((-1, 1)) * max(1.0, 100 * tolerance, 0.1 * abs(held)), 2)
     patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
-    return _keep(step, observation=_set(step.observation, _pointer(path, field), wrong), patch=patch)
+    return _keep(step, observation=_set(step.observation, pointer(path, field), wrong), patch=patch)
 
 
 def _rewritten(op: dict[str, Any], record: str, field: str, value: Any) -> dict[str, Any]:
@@ -150,7 +154,7 @@ def invent_field(step: GoldenStep, rng: random.Random) -> Broken | None:
     """A field the tool does not have, added to one of the observation's objects."""
     if step.failed:
         return None
-    path = rng.choice([path for path, _ in _objects(step.observation)])
+    path = rng.choice([path for path, _ in walk_objects(step.observation)])
     name, value = rng.choice(_INVENTED)
     observation = copy.deepcopy(step.observation)
     target = _get(observation, path)
@@ -193,11 +197,11 @@ def contradict_added_record(step: GoldenStep, rng: random.Random) -> Broken | No
         return None
     added = [op["value"] for op in step.patch if op.get("op") == "add" and isinstance(op.get("value"), dict)]
     targets: list[str] = []
-    for path, item in _objects(step.observation):
+    for path, item in walk_objects(step.observation):
         for record in added:
             common = [k for k, v in item.items() if _scalar(v) and v is not None and record.get(k) == v]
             if len(common) >= 3:
-                targets.extend(_pointer(path, k) for k in common if not isinstance(item[k], bool))
+                targets.extend(pointer(path, k) for k in common if not isinstance(item[k], bool))
     if not targets:
         return None
     path = rng.choice(targets)
@@ -324,7 +328,7 @@ def narrowed_filter(step: GoldenStep, rng: random.Random) -> Broken | None:
     records listed are those on or after it."""
     if step.failed:
         return None
-    for path, items in _lists(step.observation):
+    for path, items in walk_lists(step.observation):
         keys = {k for item in items if isinstance(item, dict) for k, v in item.items()
                 if isinstance(v, str) and _DATE.match(v)}
         for key in sorted(keys):
@@ -400,37 +404,13 @@ def _scalar(value: Any) -> bool:
     return not isinstance(value, dict | list)
 
 
-def _pointer(parent: str, key: str | int) -> str:
-    return parent + "/" + jsonpointer.escape(str(key))
-
-
-def _objects(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(node, dict):
-        yield path, node
-        for key, value in node.items():
-            yield from _objects(value, _pointer(path, key))
-    elif isinstance(node, list):
-        for position, value in enumerate(node):
-            yield from _objects(value, _pointer(path, position))
-
-
-def _lists(node: Any, path: str = "") -> Iterator[tuple[str, list[Any]]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _lists(value, _pointer(path, key))
-    elif isinstance(node, list):
-        yield path, node
-        for position, value in enumerate(node):
-            yield from _lists(value, _pointer(path, position))
-
-
 def _scalars(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _scalars(value, _pointer(path, key))
+            yield from _scalars(value, pointer(path, key))
     elif isinstance(node, list):
         for position, value in enumerate(node):
-            yield from _scalars(value, _pointer(path, position))
+            yield from _scalars(value, pointer(path, position))
     elif path:
         yield path, node
 
