@@ -17,6 +17,11 @@ OIDC_PROVIDER_STAMP := $(OIDC_PROVIDER_DIR)/.installed-$(OIDC_PROVIDER_VERSION)
 INTEROP_DIR := .cache/interop
 INTEROP_CLIENTS := $(basename $(notdir $(wildcard tests/interop/requirements/*.txt)))
 INTEROP_STAMPS := $(foreach client,$(INTEROP_CLIENTS),$(INTEROP_DIR)/$(client)/.installed-stamp)
+# RL frameworks for `make rl-interop`, each in its own virtualenv under .cache/rl-interop/<framework> (their pins
+# clash with occusim's: verifiers wants mcp 2.0, openenv mcp<2), pinned in tests/rl_interop/requirements/.
+RL_INTEROP_DIR := .cache/rl-interop
+RL_FRAMEWORKS := $(basename $(notdir $(wildcard tests/rl_interop/requirements/*.txt)))
+RL_INTEROP_STAMPS := $(foreach framework,$(RL_FRAMEWORKS),$(RL_INTEROP_DIR)/$(framework)/.installed-stamp)
 # pytest-xdist workers for `make test` ("auto": one per CPU; 0 runs every test in this process). Each test
 # file runs on one worker (--dist loadfile), so a module's shared fixture (a batch run, a server) starts once.
 TEST_WORKERS ?= auto
@@ -24,7 +29,7 @@ TEST_WORKERS ?= auto
 SLOW_TESTS := local_model or load
 PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
-.PHONY: setup demo test lint typecheck bench clean inspector oidc-provider interop interop-clients
+.PHONY: setup demo test lint typecheck bench clean inspector oidc-provider interop interop-clients rl-interop rl-frameworks
 
 setup: $(STAMP)
 
@@ -70,6 +75,20 @@ $(INTEROP_DIR)/%/.installed-stamp: tests/interop/requirements/%.txt
 	rm -rf $(INTEROP_DIR)/$*
 	$(PYTHON) -m venv $(INTEROP_DIR)/$*
 	$(INTEROP_DIR)/$*/bin/python -m pip install -q -r $<
+	touch $@
+
+# Real occusim episodes driven from each RL framework's own virtualenv (tests/rl_interop; `make test` does not
+# collect it).
+rl-interop: $(STAMP) rl-frameworks
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider \
+		-o python_files='interop_*.py' --durations=0 tests/rl_interop
+
+rl-frameworks: $(RL_INTEROP_STAMPS)
+
+$(RL_INTEROP_DIR)/%/.installed-stamp: tests/rl_interop/requirements/%.txt
+	rm -rf $(RL_INTEROP_DIR)/$*
+	$(PYTHON) -m venv $(RL_INTEROP_DIR)/$*
+	$(RL_INTEROP_DIR)/$*/bin/python -m pip install -q -r $<
 	touch $@
 
 # Without npm the Inspector is not installed and its tests skip with the reason (CI=true makes them fail).

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[1] / "occusim"
 # `viewer` (the episode pages) need no simulation; `server` is the simulation engine, `service` the hosted
 # service built on it, and `clients` (agents, the batch runner, the CLI) drive both; `occubench`
 # (OccuBench's protocol) builds on the clients' agent and the server's episodes, and the clients find it by
-# name (`PROTOCOLS`).
+# name (`PROTOCOLS`); `rl` (adapters for RL frameworks) drives episodes the way the clients do.
 LEVELS = {"environments": 0, "llm": 0, "rest": 1, "judge": 2, "analysis": 3, "viewer": 3, "server": 4,
-          "service": 5, "clients": 6, "occubench": 7}
+          "service": 5, "clients": 6, "occubench": 7, "rl": 7}
 
 
 def _modules() -> dict[str, Path]:
