@@ -68,6 +68,11 @@ class Scenario(BaseModel):
     rules: str = Field(
         description="Domain rules for the simulator: formulas, thresholds, error shapes, prerequisites, visibility."
     )
+    sources: str | None = Field(
+        default=None,
+        description="Where the rules come from (regulations, standards, manuals, with their sections and editions), "
+        "for a reviewer to check each rule and number against; never shown to the agent or the world model.",
+    )
     tools: list[Tool] = Field(min_length=1)
     state_descriptions: dict[str, str]
     initial_state: dict[str, Any]
