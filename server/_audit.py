@@ -423,7 +423,8 @@ def _argument_selected(chosen: list[Record], members: list[Record], arguments: d
         return set()  # a list, number or flag filters by a rule this reading does not know
     named = {k: normalized(v) for k, v in arguments.items() if isinstance(v, str) and not _DATE.match(v)}
     keys = [k for k in named if all(isinstance(r.value.get(k), str) for r in members)]
-    if not keys and (bounds is None or None in bounds) or not all(normalized(r.value[k]) == named[k] for r in chosen for k in keys):
+    closed = bounds is not None and None not in bounds
+    if not (keys or closed) or not all(normalized(r.value[k]) == named[k] for r in chosen for k in keys):
         return set()
     selected = {r.path for r in members if all(normalized(r.value[k]) == named[k] for k in keys)
                 and (bounds is None or _all_dates_within(r.value, bounds, described))}
@@ -434,8 +435,9 @@ def _argument_selected(chosen: list[Record], members: list[Record], arguments: d
 
 
 def _category_separates(chosen: list[Record], left_out: list[Record]) -> bool:
-    """Whether a text field with one or two values over the listed records holds another value in every
-    left-out one: a rule the tool may apply besides its arguments (reserves only, open cases only)."""
+    """Whether a text field with one or two values over the listed records, values that recur among the
+    selected ones (see `_categorical`), holds another value in every left-out one: a rule the tool may apply
+    besides its arguments (reserves only, open cases only)."""
     members = [*chosen, *left_out]
     for key in {k for k, v in chosen[0].value.items() if isinstance(v, str)}:
         values = {r.value.get(key) for r in chosen}
