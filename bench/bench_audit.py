@@ -1,10 +1,12 @@
 """Cost of the per-step audit: CPU time per audited step on every golden step of the bundled catalog (the
-largest states occusim ships) and on the triage test scenario, and the self-test's wall time and figures."""
+largest states occusim ships) and on the triage test scenario, and the self-test's wall time and figures
+(`--selftest`: its figures alone)."""
 
 from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -62,6 +64,9 @@ def triage() -> list[float]:
 
 
 def main() -> None:
+    if "--selftest" in sys.argv[1:]:  # the self-test's figures alone, without the timings
+        print(run_audit_selftest(0).summary())
+        return
     print("audit_step CPU time, no model call; compare with Episode.step's server share (bench_step_overhead.py)")
     count, samples = bundled()
     report(f"bundled catalog ({count} golden steps)", samples)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -357,7 +358,7 @@ def _omissions(observation: dict[str, Any], after: StateIndex, arguments: dict[s
                                           detail=f"{len(value)} of the {len(held)} items of {record.path}/{key} "
                                           "are listed"))
     for path, listed in walk_lists(observation):
-        missing = _unlisted(listed, after, arguments, _date_bounds(arguments, tool))
+        missing = _unlisted(listed, after, arguments, _date_bounds(arguments, tool), tool.description)
         if missing:
             names = ", ".join(_label(r) for r in missing[:5])
             flags.append(StepFlag(kind=FlagKind.omission, path=path,
@@ -372,19 +373,20 @@ def _label(record: Record) -> str:
 
 
 def _unlisted(listed: list[Any], after: StateIndex, arguments: dict[str, Any],
-              bounds: tuple[str | None, str | None] | None) -> list[Record]:
+              bounds: tuple[str | None, str | None] | None, described: str) -> list[Record]:
     """The records a list drawn from one state collection leaves out although no attribute, pair of
     attributes, range or argument tells them apart from the listed ones; empty when none do."""
     if not listed or not all(isinstance(item, dict) for item in listed):
         return []
     # A list of whole copies of one state list's rows is read as that list first: the rows may also name
     # records of a collection (a transcript's courses), which the second reading would take them for.
-    return _unlisted_by(after.copies, listed, after, arguments, bounds) or \
-        _unlisted_by(after.sources, listed, after, arguments, bounds)
+    return _unlisted_by(after.copies, listed, after, arguments, bounds, described) or \
+        _unlisted_by(after.sources, listed, after, arguments, bounds, described)
 
 
 def _unlisted_by(source: Callable[[dict[str, Any]], list[Record]], listed: list[Any], after: StateIndex,
-                 arguments: dict[str, Any], bounds: tuple[str | None, str | None] | None) -> list[Record]:
+                 arguments: dict[str, Any], bounds: tuple[str | None, str | None] | None,
+                 described: str) -> list[Record]:
     containers: set[str] | None = None
     sources = []
     for item in listed:
@@ -404,25 +406,28 @@ def _unlisted_by(source: Callable[[dict[str, Any]], list[Record]], listed: list[
     others = [r for r in members if r.path not in chosen_paths]
     if not others or len(chosen_paths) < len(listed):
         return []
-    selected = _argument_selected(chosen, members, arguments, bounds)
+    selected = _argument_selected(chosen, members, arguments, bounds, described)
     if selected:
         return [r for r in others if r.path in selected]
     return [] if _explained(chosen, members, arguments, bounds) else others
 
 
 def _argument_selected(chosen: list[Record], members: list[Record], arguments: dict[str, Any],
-                       bounds: tuple[str | None, str | None] | None) -> set[str]:
+                       bounds: tuple[str | None, str | None] | None, described: str) -> set[str]:
     """The records the call's own filter arguments certainly select: a field named like an argument equal
     to its value, for every listed record and the selected ones, and, under a date range, every date of a
-    selected record within it (whichever date the tool filters on). Empty when no argument names a field."""
+    selected record within it (the dates the tool's description names, else whichever date it filters on).
+    Empty when no argument names a field and the call gives no closed date range (from a day on, a tool may
+    list a window of its own)."""
     if any(not isinstance(v, str) for v in arguments.values() if v is not None):
         return set()  # a list, number or flag filters by a rule this reading does not know
     named = {k: normalized(v) for k, v in arguments.items() if isinstance(v, str) and not _DATE.match(v)}
     keys = [k for k in named if all(isinstance(r.value.get(k), str) for r in members)]
-    if not keys or not all(normalized(r.value[k]) == named[k] for r in chosen for k in keys):
+    closed = bounds is not None and None not in bounds
+    if not (keys or closed) or not all(normalized(r.value[k]) == named[k] for r in chosen for k in keys):
         return set()
     selected = {r.path for r in members if all(normalized(r.value[k]) == named[k] for k in keys)
-                and (bounds is None or _all_dates_within(r.value, bounds))}
+                and (bounds is None or _all_dates_within(r.value, bounds, described))}
     wanted = {r.path for r in chosen}
     if not selected > wanted or _category_separates(chosen, [r for r in members if r.path in selected - wanted]):
         return set()
@@ -430,17 +435,49 @@ def _argument_selected(chosen: list[Record], members: list[Record], arguments: d
 
 
 def _category_separates(chosen: list[Record], left_out: list[Record]) -> bool:
-    """Whether a text field with one or two values over the listed records holds another value in every
-    left-out one: a rule the tool may apply besides its arguments (reserves only, open cases only)."""
+    """Whether a text field with one or two values over the listed records, values that recur among the
+    selected ones (see `_categorical`), holds another value in every left-out one: a rule the tool may apply
+    besides its arguments (reserves only, open cases only)."""
+    members = [*chosen, *left_out]
     for key in {k for k, v in chosen[0].value.items() if isinstance(v, str)}:
         values = {r.value.get(key) for r in chosen}
-        if len(values) <= 2 and all(r.value.get(key) not in values for r in left_out):
+        if len(values) <= 2 and all(r.value.get(key) not in values for r in left_out) and \
+                _categorical(key, chosen, members):
             return True
     return False
 
 
-def _all_dates_within(value: dict[str, Any], bounds: tuple[str | None, str | None]) -> bool:
-    return all(_within_dates(v, bounds) for v in value.values() if isinstance(v, str) and _DATE.match(v))
+def _categorical(key: str, chosen: list[Record], members: list[Record]) -> bool:
+    """Whether the listed records' values of a field read as categories a rule may select on, not as what
+    tells one record from the next: no value a date (dates select by range), and each held by two or more
+    members, or the left-out ones holding none. With a few records listed, some field of their own (an id,
+    a free text, the day they were last used) always differs from a left-out record's."""
+    listed = [r.value.get(key) for r in chosen]
+    if any(isinstance(v, str) and _DATE.match(v) for v in listed):
+        return False
+    wanted = {r.path for r in chosen}
+    if all(r.value.get(key) is None for r in members if r.path not in wanted):
+        return True
+    counts = Counter(_key(r.value.get(key)) for r in members)
+    return all(counts[_key(v)] >= 2 for v in listed)
+
+
+def _all_dates_within(value: dict[str, Any], bounds: tuple[str | None, str | None], described: str) -> bool:
+    """Whether a record's dates lie within the call's range: those the tool's description names (`collected`
+    for `collected_at` in "results collected in a date range"), or every one when it names none."""
+    dates = {k: v for k, v in value.items() if isinstance(v, str) and _DATE.match(v)}
+    words = set(_WORD.split(described.lower()))
+    named = [v for k, v in dates.items() if _names_field(k, words)]
+    return all(_within_dates(v, bounds) for v in named or dates.values())
+
+
+def _names_field(key: str, words: set[str]) -> bool:
+    tokens = [t for t in _WORD.split(key.lower()) if t and t not in _DATE_WORDS]
+    return bool(tokens) and all(t in words for t in tokens)
+
+
+_WORD = re.compile(r"[^a-z0-9]+")
+_DATE_WORDS = frozenset({"at", "on", "date", "time", "ts", "datetime", "day", "utc"})
 
 
 def _explained(chosen: list[Record], members: list[Record], arguments: dict[str, Any],
@@ -457,7 +494,8 @@ def _explained(chosen: list[Record], members: list[Record], arguments: dict[str,
         values = [r.value[key] for r in members]
         listed_values = {_key(r.value[key]) for r in chosen}
         if len({_key(v) for v in values}) < len(values) and _filter_like(listed_values, wanted, members, key) and \
-                {r.path for r in members if _key(r.value[key]) in listed_values} == wanted:
+                {r.path for r in members if _key(r.value[key]) in listed_values} == wanted and \
+                _categorical(key, chosen, members):
             return True
         if left_out >= 2 and len(chosen) >= 3 and _range_explains(key, chosen, members, wanted):
             return True

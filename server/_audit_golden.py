@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from occusim.environments import (
     Catalog,
@@ -21,8 +21,16 @@ from occusim.environments import (
 
 from ._audit import audit_step
 
-# A changed step: observation, patch, arguments and tool.
-Broken = tuple[Any, list[dict[str, Any]], dict[str, Any], Tool]
+
+class Broken(NamedTuple):
+    """A changed step: its observation, patch, arguments and tool, and the state before it where an earlier
+    answer is taken to have left that otherwise (None: the golden state)."""
+
+    observation: Any
+    patch: list[dict[str, Any]]
+    arguments: dict[str, Any]
+    tool: Tool
+    before: dict[str, Any] | None = None
 
 
 @dataclass
@@ -61,13 +69,14 @@ class GoldenStep:
         return not isinstance(self.observation, dict) or reports_error(self.observation)
 
     def audit(self, broken: Broken | None = None) -> int:
-        observation, patch, arguments, tool = broken if broken is not None else \
-            (self.observation, self.patch, self.arguments, self.tool)
+        observation, patch, arguments, tool, changed = broken if broken is not None else \
+            (self.observation, self.patch, self.arguments, self.tool, None)
+        before = self.before if changed is None else changed
         try:
-            after = self.after if patch is self.patch else apply_json_patch(self.before, patch)
+            after = self.after if patch is self.patch and changed is None else apply_json_patch(before, patch)
         except Exception:  # a mutated patch that no longer applies is as broken as can be
             return 1
-        return len(audit_step(self.scenario, tool, arguments, state_before=self.before, observation=observation,
+        return len(audit_step(self.scenario, tool, arguments, state_before=before, observation=observation,
                               patch=patch, state_after=after, earlier_observations=self.earlier))
 
 

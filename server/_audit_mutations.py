@@ -121,6 +121,36 @@ def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
     as a simulator that computed it wrong would."""
     if step.failed:
         return None
+    targets = _derived_targets(step)
+    if not targets:
+        return None
+    path, field, held, record, tolerance = rng.choice(targets)
+    wrong = _misderived(held, tolerance, rng)
+    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
+    return _keep(step, observation=_set(step.observation, pointer(path, field), wrong), patch=patch)
+
+
+def misderive_held_field(step: GoldenStep, rng: random.Random) -> Broken | None:
+    """A derived field reported just as the state holds it, where the state holds it off its formula, as an
+    earlier answer that computed it wrong would have written it: the state agrees with the observation, so
+    only the field's formula tells."""
+    if step.failed:
+        return None
+    targets = _derived_targets(step)
+    if not targets:
+        return None
+    path, field, held, record, tolerance = rng.choice(targets)
+    wrong = _misderived(held, tolerance, rng)
+    before = copy.deepcopy(step.before)
+    if _resolves(before, pointer(record.path, field)):
+        jsonpointer.set_pointer(before, pointer(record.path, field), wrong)
+    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
+    return Broken(_set(step.observation, pointer(path, field), wrong), patch, step.arguments, step.tool, before)
+
+
+def _derived_targets(step: GoldenStep) -> list[tuple[str, str, float, CollectionRecord, float]]:
+    """(observed object, field, value, record, tolerance) for every derived field a record's collection
+    declares that an observed object naming the record reports as the record holds it."""
     targets: list[tuple[str, str, float, CollectionRecord, float]] = []
     for record in step.records_after:
         for derived in record.collection.derived:
@@ -130,12 +160,12 @@ def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
             targets.extend((path, derived.field, held, record, derived.tolerance)
                            for path, item in walk_objects(step.observation)
                            if item.get(derived.field) == held and record.identity in map(str, item.values()))
-    if not targets:
-        return None
-    path, field, held, record, tolerance = rng.choice(targets)
-    wrong = round(held + rng.choice((-1, 1)) * max(1.0, 100 * tolerance, 0.1 * abs(held)), 2)
-    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
-    return _keep(step, observation=_set(step.observation, pointer(path, field), wrong), patch=patch)
+    return targets
+
+
+def _misderived(held: float, tolerance: float, rng: random.Random) -> float:
+    """A value off the derived one by well over the formula's tolerance."""
+    return round(held + rng.choice((-1, 1)) * max(1.0, 100 * tolerance, 0.1 * abs(held)), 2)
 
 
 def _rewritten(op: dict[str, Any], record: str, field: str, value: Any) -> dict[str, Any]:
@@ -265,6 +295,7 @@ MUTATORS: dict[str, Mutator] = {
     "swap_entity": swap_entity,
     "drop_list_item": drop_list_item,
     "misderive_field": misderive_field,
+    "misderive_held_field": misderive_held_field,
     "invent_field": invent_field,
     "write_read_only": write_read_only,
     "contradict_patch": contradict_patch,
@@ -344,7 +375,8 @@ def narrowed_filter(step: GoldenStep, rng: random.Random) -> Broken | None:
                 continue
             tool = step.tool.model_copy(deep=True)
             tool.input_schema.setdefault("properties", {})["from_date"] = {"type": "string", "format": "date"}
-            return _set(step.observation, path, kept), step.patch, {**step.arguments, "from_date": cutoff}, tool
+            return Broken(_set(step.observation, path, kept), step.patch, {**step.arguments, "from_date": cutoff},
+                          tool)
     return None
 
 
@@ -372,8 +404,8 @@ _NOT_FOUND = ("{value} not found", "No record with id {value} exists", "Unknown 
 
 
 def _keep(step: GoldenStep, *, observation: Any = None, patch: list[dict[str, Any]] | None = None) -> Broken:
-    return (step.observation if observation is None else observation, step.patch if patch is None else patch,
-            step.arguments, step.tool)
+    return Broken(step.observation if observation is None else observation, step.patch if patch is None else patch,
+                  step.arguments, step.tool)
 
 
 def _by_identity(records: list[CollectionRecord]) -> dict[str, list[CollectionRecord]]:

@@ -196,8 +196,9 @@ def test_the_audit_catches_mutated_reference_steps_and_spares_the_golden_ones():
     assert result.false_alarms <= 0.02 * result.golden
     assert set(result.by_mutation) >= {"not_found_existing", "success_without_patch", "wrong_record_patch",
                                        "contradict_added_record", "swap_entity", "drop_list_item",
-                                       "misderive_field"}
-    assert result.by_mutation["drop_list_item"].caught >= 0.85 * result.by_mutation["drop_list_item"].steps
+                                       "misderive_field", "misderive_held_field"}
+    for kind in ("drop_list_item", "misderive_held_field"):
+        assert result.by_mutation[kind].caught >= 0.9 * result.by_mutation[kind].steps, kind
     assert set(result.by_probe) == {"whitespace", "iso_variant", "key_order", "float_noise", "narrowed_filter"}
     assert all(tally.steps > 0 for tally in [*result.by_mutation.values(), *result.by_probe.values()])
 
@@ -326,6 +327,39 @@ def test_a_left_out_record_another_text_field_sets_apart_is_not_called_missing()
     # The one grab sample at another location may be outside what the tool lists: not certain, not flagged.
     assert _audit_dropped("discharge-compliance-officer/ammonia-24-hour-notice", 1, "results",
                           lambda row: row["sample_id"] != "PC-250812") == []
+
+
+def test_fields_that_tell_each_listed_record_apart_do_not_make_a_filter():
+    # status=answered selects three queries. The two listed have forms of their own (VISIT, LAB) and the
+    # left-out one another (HBA1C): that is what tells records apart, not a category the tool selects on.
+    flags = _audit_dropped("clinical-data-manager/answered-query-review", 0, "queries",
+                           lambda row: row["query_id"] != "Q-1041")
+    assert [f.kind for f in flags] == [FlagKind.omission]
+    assert "Q-1041" in flags[0].detail
+
+
+def test_a_closed_date_range_selects_every_record_within_it():
+    # No argument names a field of the audit log, but from and to do: the first entry of the window is
+    # within it, though the listed ones span a narrower range.
+    flags = _audit_dropped("database-administrator/pitr-after-bad-delete", 0, "entries",
+                           lambda row: row["ts"] != "2025-06-18T14:01:12.004Z")
+    assert [f.kind for f in flags] == [FlagKind.omission]
+
+
+def test_the_date_the_tools_description_names_is_the_one_a_range_selects_on():
+    # get_lab_results lists results "collected in a date range": a sample collected on 30 September and
+    # reported on 1 October belongs to a September range.
+    flags = _audit_dropped("discharge-compliance-officer/september-tss-ecoli-dmr", 2, "results",
+                           lambda row: row["sample_id"] != "EC-250930")
+    assert [f.kind for f in flags] == [FlagKind.omission]
+    assert "EC-250930" in flags[0].detail
+
+
+def test_a_left_out_record_a_category_sets_apart_is_not_called_missing():
+    # The three listed backups are all `ok`, the left-out one `failed`: a tool listing usable backups only
+    # reads the same as one that dropped it.
+    assert _audit_dropped("database-administrator/pitr-after-bad-delete", 1, "backups",
+                          lambda row: row["status"] != "failed") == []
 
 
 def test_the_golden_filtered_lists_are_not_read_as_omissions():
