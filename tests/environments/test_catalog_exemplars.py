@@ -26,7 +26,9 @@ def test_near_misses_sharing_the_passing_trajectory_place_the_error_in_the_answe
     for exemplar in task.rubric.exemplars:
         if exemplar.passed:
             continue
-        passing = {e.trajectory_facts for e in task.rubric.exemplars if e.passed and e.item_id == exemplar.item_id}
+        passing = {
+            e.trajectory_facts for e in task.rubric.exemplars if e.passed and e.item_id == exemplar.item_id
+        }
         if exemplar.trajectory_facts in passing:
             assert "error is in the answer" in exemplar.explanation, (
                 f"{task.id} {exemplar.item_id}: the near miss repeats the passing trajectory without saying its "
