@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/rubric_figures.py [PATH ...]   (default: the bundled catalog)
 
+A near miss that repeats the passing exemplar's trajectory facts for the same item teaches a boundary in the
+answer alone; its explanation says so ("the error is in the answer"). One whose error lies in what the agent did
+carries its own trajectory, showing those calls.
+
 An order-dependent check is a state check whose pointer names a position (`/log/0/...`) in a list that the
 task's reference solution appends to: a correct agent that writes in another order fails it. (`/log/1 absent`
 bounds the list's length instead, and is not counted.)
@@ -77,6 +81,27 @@ def passing_with_a_right_answer(catalog: Any, tasks: list[Task]) -> dict[str, tu
     return {kind: (total, passing) for kind, (total, passing) in counts.items()}
 
 
+# The phrase by which a near miss's explanation places its error in the answer alone.
+ANSWER_ONLY = "error is in the answer"
+
+
+def shared_trajectories(tasks: list[Task]) -> tuple[int, int, int]:
+    """(near-miss exemplars, of them those repeating a passing exemplar's trajectory facts for the same item,
+    of those the ones whose explanation places the error in the answer alone)."""
+    near_misses = shared = answer_only = 0
+    for task in tasks:
+        exemplars = task.rubric.exemplars
+        for exemplar in exemplars:
+            if exemplar.passed:
+                continue
+            near_misses += 1
+            passing = {e.trajectory_facts for e in exemplars if e.passed and e.item_id == exemplar.item_id}
+            if exemplar.trajectory_facts in passing:
+                shared += 1
+                answer_only += ANSWER_ONLY in exemplar.explanation
+    return near_misses, shared, answer_only
+
+
 def main(argv: list[str]) -> int:
     catalog = validate_sources(argv, bundled=not argv).catalog  # the given sources alone, else the bundled ones
     tasks = [task for task in catalog.tasks.values() if task.reference_solution]
@@ -115,6 +140,9 @@ def main(argv: list[str]) -> int:
           + ", ".join(f"{gate} {count}" for gate, count in report.gate_counts().items()))
     for kind, (total, passing) in passing_with_a_right_answer(catalog, tasks).items():
         print(f"{kind} baselines an item catches that pass with a right answer: {passing} of {total}")
+    near_misses, shared, answer_only = shared_trajectories(list(catalog.tasks.values()))
+    print(f"near misses repeating the passing trajectory: {shared} of {near_misses} "
+          f"({answer_only} with the error in the answer alone, {shared - answer_only} not)")
     print(report.summary())
     return 0
 

@@ -198,6 +198,12 @@ class Exemplar(_Strict):
     passed: bool
     explanation: str = ""
 
+    @property
+    def trajectory_facts(self) -> str:
+        """What the excerpt says the agent did: the text before `Final answer:`, whitespace collapsed."""
+        facts, _, _ = self.excerpt.partition("Final answer:")
+        return " ".join(facts.split())
+
 
 class Rubric(_Strict):
     items: list[RubricItem] = Field(default_factory=list)
