@@ -36,7 +36,7 @@ from occusim.occubench import load_harness
 from tests.helpers import free_port, occubench_sample_path
 
 
-def serve_command(sample: Path, port: int) -> list[str]:
+def serve_command(sample: Path, port: int, concurrency: int) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -55,6 +55,8 @@ def serve_command(sample: Path, port: int) -> list[str]:
         "--no-cache",
         "--port",
         str(port),
+        "--max-concurrent-calls",
+        str(concurrency),
         "--log-level",
         "warning",
     ]
@@ -143,7 +145,7 @@ def openenv_side(sample: Path, url: str, concurrency: int, folder: Path) -> tupl
     env = {**occusim_env(url, "lean"), "XDG_DATA_HOME": str(folder / "data")}
     log = folder / f"openenv-{concurrency}.log"
     server = subprocess.Popen(
-        [*serve_command(sample, port), "--db", str(folder / f"openenv-{concurrency}.db")],
+        [*serve_command(sample, port, concurrency), "--db", str(folder / f"openenv-{concurrency}.db")],
         env=env,
         cwd=folder,
         stderr=log.open("w"),

@@ -92,6 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
     parser.add_argument("--openenv", action="store_true",
                         help="serve the catalog as OpenEnv environments over HTTP and WebSocket (see above)")
+    parser.add_argument("--max-concurrent-calls", type=int, metavar="N",
+                        help="with --openenv: tool calls that may wait on the world model at once, later ones "
+                             "queue (default 128; size it to the rollouts played at once)")
     http = parser.add_argument_group("hosted service")
     http.add_argument("--http", action="store_true", help="serve the catalog over HTTP instead of stdio")
     http.add_argument("--host", help="interface to bind (default 127.0.0.1)")
@@ -131,6 +134,8 @@ async def run(args: argparse.Namespace) -> int:
         return _usage("give either --http (the hosted service) or --openenv (OpenEnv's protocol), not both")
     if args.openenv:
         return await _serve_openenv_checked(args)
+    if args.max_concurrent_calls is not None:
+        return _usage("--max-concurrent-calls applies to --openenv; --http reads max_concurrent_calls from --config")
     if args.http and args.task_id:
         return _usage("give either TASK_ID (one episode over stdio) or --http (the whole catalog), not both")
     if not args.http and not args.task_id:
@@ -165,6 +170,8 @@ def _prepare_models(args: argparse.Namespace) -> int | None:
 async def _serve_openenv_checked(args: argparse.Namespace) -> int:
     if args.episode_id is not None:
         return _usage("--episode-id names one stdio episode; over OpenEnv each reset chooses its episode id")
+    if args.max_concurrent_calls is not None and args.max_concurrent_calls < 1:
+        return _usage("--max-concurrent-calls must be at least 1")
     if args.no_auth or args.config or args.allowed_host or args.redis or _limit_flags(args) or args.oauth_issuer:
         return _usage("--config, --no-auth, --allowed-host, --redis, --oauth-* and the --max-* limits need --http")
     problem = _prepare_models(args)
@@ -209,7 +216,9 @@ async def _serve_openenv(args: argparse.Namespace) -> int:
         return _usage(str(error))
     service = EpisodeService(catalog, store, world_model=args.world_model, protocol=protocol,
                              judge=protocol.judge_hook(args.judge_model, catalog),
-                             **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}))
+                             **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}),
+                             **({"max_concurrent_calls": args.max_concurrent_calls} if args.max_concurrent_calls
+                                else {}))
     app = create_openenv_app(service, defaults)
     start_importing_litellm()
     judged = f"judged by {args.judge_model}" if args.judge_model else "unjudged (no --judge-model: no rewards)"

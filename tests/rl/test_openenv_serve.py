@@ -196,6 +196,7 @@ def test_openenv_refuses_what_it_cannot_honour(tmp_path):
         (["--http"], "not both"),
         (["--no-auth"], "need --http"),
         (["--episode-id", "x"], "each reset chooses"),
+        (["--max-concurrent-calls", "0"], "at least 1"),
     ]:
         done = subprocess.run(
             [PYTHON, "-m", "occusim", "serve", "--openenv", "--source", str(source), "--no-bundled", *extra],
