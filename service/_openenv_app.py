@@ -129,10 +129,11 @@ async def _play(websocket: WebSocket, env: EpisodeEnv) -> None:
     finally:
         if env.episode is not None and not env.episode.closed:
             log.info(
-                "OpenEnv session left episode %s open after %d steps",
+                "an OpenEnv session ended leaving episode %s open after %d steps",
                 env.episode.id,
                 len(env.episode.record.steps),
             )
+        env.leave()
 
 
 async def _answer(env: EpisodeEnv, raw: str) -> ObservationFrame | StateAnswerFrame | ErrorFrame | None:

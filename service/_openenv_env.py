@@ -84,6 +84,7 @@ class EpisodeEnv:
         episode = await self.service.create(
             task.id, faults=faults, mode=self.defaults.mode, episode_id=request.episode_id
         )
+        self.leave()
         self.episode, self.reward = episode, None
         return ResetObservation(
             episode_id=episode.id, task_id=task.id, prompt=task_brief(episode), tools=_specs(episode.scenario)
@@ -116,6 +117,12 @@ class EpisodeEnv:
             observation.reward = self.reward
             observation.metadata = {"verdict": verdict.model_dump(mode="json")}
         return observation
+
+    def leave(self) -> None:
+        """Stop holding the episode: one left unsubmitted stays in the store as it is (open, until the store
+        expires it), but not in memory, so that a long training run's abandoned rollouts do not pile up."""
+        if self.episode is not None and not self.episode.closed:
+            self.service.forget(self.episode.id)
 
     def state(self) -> EpisodeState:
         episode = self.episode

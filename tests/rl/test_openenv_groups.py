@@ -42,9 +42,13 @@ def provider() -> Iterator[ProviderStub]:
 
 
 @pytest.fixture
-def served(tmp_path, provider) -> Iterator[str]:
+def service(tmp_path, provider) -> EpisodeService:
+    return EpisodeService(triage_catalog(), Store(tmp_path / "episodes.db"), world_model=provider.model)
+
+
+@pytest.fixture
+def served(service) -> Iterator[str]:
     """The OpenEnv app on the triage catalog in a uvicorn thread; yields its WebSocket URL."""
-    service = EpisodeService(triage_catalog(), Store(tmp_path / "episodes.db"), world_model=provider.model)
     app = create_openenv_app(service, EpisodeDefaults(task_id=CHEST_PAIN))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -58,12 +62,16 @@ def served(tmp_path, provider) -> Iterator[str]:
     thread.join(timeout=30)
 
 
-async def rollout(url: str, reset: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+async def rollout(
+    url: str, reset: dict[str, Any], calls: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
     """Reset, the calls, then the state: every answer's data."""
     async with connect(url) as ws:
         frames = [{"type": "reset", "data": reset}]
-        frames += [{"type": "step", "data": {"type": "call_tool", "tool_name": tool, "arguments": arguments}}
-                   for tool, arguments in calls]
+        frames += [
+            {"type": "step", "data": {"type": "call_tool", "tool_name": tool, "arguments": arguments}}
+            for tool, arguments in calls
+        ]
         answers = []
         for frame in [*frames, {"type": "state"}]:
             await ws.send(json.dumps(frame))
@@ -75,8 +83,10 @@ async def rollout(url: str, reset: dict[str, Any], calls: list[tuple[str, dict[s
 
 async def test_a_group_shares_its_seed_and_the_world_models_answers(served, provider):
     # Four rollouts of one task at once, differing only in their second call (the policy's choice).
-    group = [[("list_patients", {}), ("set_priority", {"patient_id": "P1", "priority": priority})]
-             for priority in (1, 1, 2, 3)]
+    group = [
+        [("list_patients", {}), ("set_priority", {"patient_id": "P1", "priority": priority})]
+        for priority in (1, 1, 2, 3)
+    ]
 
     played = await asyncio.gather(*(rollout(served, {"task_id": CHEST_PAIN}, calls) for calls in group))
 
@@ -100,3 +110,18 @@ async def test_a_reset_reloads_no_catalog(served, monkeypatch):
     answers = await asyncio.gather(*(rollout(served, {}, []) for _ in range(3)))
 
     assert len({reset["observation"]["episode_id"] for reset, _ in answers}) == 3
+
+
+async def test_rollouts_left_unsubmitted_are_not_held_in_memory(served, service, tmp_path):
+    # A reset that leaves an episode unsubmitted, then a connection that ends without submitting.
+    async with connect(served) as ws:
+        for _ in range(2):
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+            first = json.loads(await ws.recv())
+    await rollout(served, {}, [("list_patients", {})])
+
+    assert service.open_episodes == {}
+    async with Store(tmp_path / "episodes.db") as store:
+        stored = await store.list_episodes()
+    assert len(stored) == 3 and {summary.status for summary in stored} == {"open"}
+    assert first["data"]["observation"]["episode_id"] in {summary.id for summary in stored}
