@@ -140,6 +140,11 @@ def _encode(completion: Completion) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
+def as_cached(completion: Completion) -> Completion:
+    """`completion` as a cache hit reads it back: a copy that spent nothing."""
+    return _decode(_encode(completion))
+
+
 def _decode(payload: str) -> Completion:
     data = json.loads(payload)
     # A hit spends nothing, so the stored token counts are not charged to the caller again.

@@ -6,10 +6,11 @@ import asyncio
 import json
 import re
 import time
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from ._cache import ResponseCache, default_cache
+from ._cache import ResponseCache, as_cached, default_cache
 from ._completion import Completion, ToolCall
 from ._config import ModelConfig
 from ._errors import LLMOutputError, ProviderAnswerError
@@ -62,17 +63,6 @@ async def complete(
     """
     config = model if isinstance(model, ModelConfig) else ModelConfig(model=model)
     store = _select_cache(cache, config, temperature, seed if cache_seed is None else cache_seed)
-    key = None
-    if store is not None:
-        endpoint = local_cache_identity(config.model) if config.is_local else config.api_base
-        key = ResponseCache.key(
-            config.model, endpoint, messages, tools, response_schema, temperature, seed, max_tokens,
-            cache_seed=cache_seed,
-        )
-        hit = await store.get(key)
-        if hit is not None:
-            return _readable(hit, keep_unreadable_arguments)
-
     request: dict[str, Any] = {
         "model": config.model,
         "tools": tools,
@@ -83,6 +73,49 @@ async def complete(
         "timeout": timeout,
         "role": role,
     }
+    if store is None:
+        return _readable(await _ask(config, messages, request, retry, None, None, keep_unreadable_arguments),
+                         keep_unreadable_arguments)
+    endpoint = local_cache_identity(config.model) if config.is_local else config.api_base
+    key = ResponseCache.key(
+        config.model, endpoint, messages, tools, response_schema, temperature, seed, max_tokens,
+        cache_seed=cache_seed,
+    )
+    hit = await store.get(key)
+    if hit is not None:
+        return _readable(hit, keep_unreadable_arguments)
+    # An identical request already on its way (a group of rollouts of one task asks the same first questions
+    # at once): wait for its answer, which the cache is about to hold, instead of paying for it again.
+    flights = _flights()
+    flight = flights.get(key)
+    if flight is not None:
+        return _readable(as_cached(await asyncio.shield(flight)), keep_unreadable_arguments)
+    flight = asyncio.ensure_future(_ask(config, messages, request, retry, store, key, keep_unreadable_arguments))
+    flights[key] = flight
+    flight.add_done_callback(lambda done: _landed(flights, key, done))
+    return _readable(await asyncio.shield(flight), keep_unreadable_arguments)
+
+
+_FLIGHTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Future[Completion]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _flights() -> dict[str, asyncio.Future[Completion]]:
+    """The cacheable requests in flight on this event loop, by cache key."""
+    return _FLIGHTS.setdefault(asyncio.get_running_loop(), {})
+
+
+def _landed(flights: dict[str, asyncio.Future[Completion]], key: str, done: asyncio.Future[Completion]) -> None:
+    if flights.get(key) is done:
+        del flights[key]
+    if not done.cancelled():
+        done.exception()  # retrieved here too: every waiter may have been cancelled
+
+
+async def _ask(config: ModelConfig, messages: list[dict], request: dict[str, Any], retry: RetryPolicy | None,
+               store: ResponseCache | None, key: str | None, keep_unreadable_arguments: bool) -> Completion:
+    """One completion from the provider (retried), stored in `store` under `key` unless the caller refuses it."""
     local = await local_endpoint(config.model) if config.is_local and lean_enabled() else None
     route = _local_route(local) if local is not None else None if config.is_scripted else direct_route(config)
     if route is not None and route.priced_as is not None:
@@ -93,7 +126,7 @@ async def complete(
                            else _call_once(config, messages, request)),
         retry or RetryPolicy.from_env(),
         config.model,
-        role,
+        request["role"],
         config,
     )
     latency_ms = (time.perf_counter() - started) * 1000.0
@@ -110,7 +143,7 @@ async def complete(
     # A reply the caller refuses is not stored: its re-ask is a new sample.
     if store is not None and key is not None and (keep_unreadable_arguments or not unreadable):
         await store.put(key, completion)
-    return _readable(completion, keep_unreadable_arguments)
+    return completion
 
 
 def _readable(completion: Completion, keep_unreadable: bool) -> Completion:

@@ -24,7 +24,15 @@ from ._errors import (
 )
 from ._faults import FaultSchedule, FaultTally, PlannedFault, fault_rules, fault_tally
 from ._judging import BackgroundJudging
-from ._mcp_server import SUBMIT_TOOL, TASK_PROMPT, TASK_RESOURCE, build_mcp_server
+from ._mcp_server import (
+    SUBMIT_TOOL,
+    TASK_PROMPT,
+    TASK_RESOURCE,
+    build_mcp_server,
+    call_episode_tool,
+    scenario_tools,
+    task_brief,
+)
 from ._protocol import (
     NATIVE,
     NATIVE_MODES,
@@ -57,6 +65,9 @@ __all__ = [
     "TASK_RESOURCE",
     "BackgroundJudging",
     "build_mcp_server",
+    "call_episode_tool",
+    "scenario_tools",
+    "task_brief",
     "judge_hook",
     "NATIVE",
     "NATIVE_MODES",

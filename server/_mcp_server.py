@@ -35,6 +35,8 @@ except ImportError:  # pragma: no cover - depends on the SDK's layout
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from occusim.environments import Scenario
+
     from ._episode import Episode
     from ._judging import BackgroundJudging
 
@@ -82,38 +84,16 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     """
     scenario = episode.scenario
     brief = task_brief(episode)
-    # A protocol whose results are the world model's text, verbatim, lists no output schemas.
-    advertised = episode.protocol.advertises_output_schemas(episode)
-    tools = [
-        types.Tool(
-            name=tool.name,
-            description=tool.description,
-            input_schema=portable_schema(tool.input_schema),
-            output_schema=(
-                advertised_output_schema(tool.output_schema) if tool.output_schema and advertised else None
-            ),
-        )
-        for tool in scenario.tools
-    ]
-    tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_INPUT_SCHEMA))
+    tools = scenario_tools(scenario, output_schemas=episode.protocol.advertises_output_schemas(episode))
     input_schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def list_tools(ctx: ServerRequestContext, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
-        arguments = dict(params.arguments or {})
-        try:
-            if params.name == SUBMIT_TOOL:
-                return await _submit(episode, arguments, judging)
-            raw = (params.meta or {}).get(RAW_ARGUMENTS_META)
-            outcome = await episode.step(params.name, arguments, raw_arguments=raw if isinstance(raw, str) else None)
-        except EpisodeError as error:
-            return _episode_error_result(error)
-        if isinstance(outcome.observation, str):
-            return types.CallToolResult(content=[types.TextContent(text=outcome.observation)],
-                                        is_error=outcome.is_error)
-        return _tool_result(_as_object(outcome.observation), is_error=outcome.is_error)
+        raw = (params.meta or {}).get(RAW_ARGUMENTS_META)
+        return await call_episode_tool(episode, params.name, dict(params.arguments or {}), judging=judging,
+                                       raw_arguments=raw if isinstance(raw, str) else None)
 
     async def list_prompts(ctx: ServerRequestContext, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(
@@ -157,6 +137,43 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     if not tracing_configured():
         server.middleware = [layer for layer in server.middleware if not isinstance(layer, _SPAN_LAYERS)]
     return server
+
+
+def scenario_tools(scenario: Scenario, *, output_schemas: bool = True) -> list[types.Tool]:
+    """An episode's tools as MCP lists them: the scenario's, then `submit_result`; with `output_schemas`, each
+    with its output schema (a protocol whose results are the world model's text, verbatim, lists none)."""
+    tools = [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=portable_schema(tool.input_schema),
+            output_schema=(
+                advertised_output_schema(tool.output_schema) if tool.output_schema and output_schemas else None
+            ),
+        )
+        for tool in scenario.tools
+    ]
+    tools.append(types.Tool(name=SUBMIT_TOOL, description=SUBMIT_DESCRIPTION, input_schema=SUBMIT_INPUT_SCHEMA))
+    return tools
+
+
+async def call_episode_tool(episode: Episode, name: str, arguments: dict[str, Any], *,
+                            judging: BackgroundJudging | None = None,
+                            raw_arguments: str | None = None) -> types.CallToolResult:
+    """One tool call on `episode` as an MCP result: a step, or the submission for `submit_result`.
+
+    Episode errors (an unknown tool, a closed episode, the step limit) come back as `is_error` results. With
+    `judging`, the submission is judged in the background; without it, the judge hook runs before the answer.
+    """
+    try:
+        if name == SUBMIT_TOOL:
+            return await _submit(episode, arguments, judging)
+        outcome = await episode.step(name, arguments, raw_arguments=raw_arguments)
+    except EpisodeError as error:
+        return _episode_error_result(error)
+    if isinstance(outcome.observation, str):
+        return types.CallToolResult(content=[types.TextContent(text=outcome.observation)], is_error=outcome.is_error)
+    return _tool_result(_as_object(outcome.observation), is_error=outcome.is_error)
 
 
 def tracing_configured() -> bool:

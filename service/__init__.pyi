@@ -22,6 +22,8 @@ from ._config import (
 )
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._http_guards import host_guard
+from ._openenv_app import create_openenv_app
+from ._openenv_env import EpisodeDefaults
 from ._viewer_source import StoreEpisodes
 from .app import create_app
 
@@ -31,6 +33,7 @@ __all__ = [
     "CountersUnavailableError",
     "CreateEpisodeRequest",
     "CreateEpisodeResponse",
+    "EpisodeDefaults",
     "EpisodeView",
     "Health",
     "MemoryCounters",
@@ -43,6 +46,7 @@ __all__ = [
     "ViewerLinkRequest",
     "ViewerLinkResponse",
     "create_app",
+    "create_openenv_app",
     "data_dir",
     "default_store_url",
     "host_guard",

@@ -18,7 +18,12 @@ DESCRIPTION = """\
 Serve one episode of TASK_ID as an MCP server on stdin/stdout (for MCP clients that launch servers), or,
 with --http, the hosted service: every task of the catalog as MCP episodes over streamable HTTP, with
 the episode API (POST /v1/episodes, GET /v1/episodes/ID, POST /v1/episodes/ID/submit), GET /v1/tasks,
-GET /v1/scenarios, POST /v1/judge, GET /healthz and the OpenAPI document at /openapi.json.
+GET /v1/scenarios, POST /v1/judge, GET /healthz and the OpenAPI document at /openapi.json. With
+--openenv, the catalog's tasks as OpenEnv environments (its HTTP and WebSocket protocol, for RL training
+loops): each WebSocket session on /ws plays episodes (reset: task_id, faults, seed; step: call_tool or
+list_tools actions); calling submit_result ends the episode, judged with --judge-model, its score the
+reward. TASK_ID, --faults, --seed and the other episode options are then the defaults of a reset that
+names none (default: the first task of the catalog). It has no auth: it binds loopback addresses only.
 
 Episodes are stored in --db, default $OCCUSIM_DB, else the SQLite file
 ~/.local/share/occusim/occusim.db ($XDG_DATA_HOME/occusim/occusim.db). Over stdio the episode id is
@@ -51,6 +56,7 @@ examples:
   occusim serve triage-nurse/pediatric-danger-zone --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1
   OCCUSIM_API_KEYS=alice=s3cret occusim serve --http --host 0.0.0.0 --port 8000 --allowed-host bench.example.org:*
   occusim serve --http --no-auth --port 8000
+  occusim serve --openenv --port 8001 --world-model openai/gpt-4.1 --judge-model openai/gpt-4.1 --faults E2
   # one of N replicas behind a proxy: shared PostgreSQL store, shared Redis, per-tenant limits
   occusim serve --http --config service.yaml --db postgresql+asyncpg://occusim@db/occusim \\
       --redis redis://cache:6379/0 --max-open-episodes 50 --max-tool-calls-per-minute 600 --max-cost-per-day 20
@@ -84,6 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stdio.add_argument("--seed", type=int, metavar="S", help="seed of the faults and the world model's requests (default 0)")
     stdio.add_argument("--mode", choices=["tracked", "history"], help="simulation mode (default tracked)")
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
+    parser.add_argument("--openenv", action="store_true",
+                        help="serve the catalog as OpenEnv environments over HTTP and WebSocket (see above)")
+    parser.add_argument("--max-concurrent-calls", type=int, metavar="N",
+                        help="with --openenv: tool calls that may wait on the world model at once, later ones "
+                             "queue (default 128; size it to the rollouts played at once)")
     http = parser.add_argument_group("hosted service")
     http.add_argument("--http", action="store_true", help="serve the catalog over HTTP instead of stdio")
     http.add_argument("--host", help="interface to bind (default 127.0.0.1)")
@@ -119,10 +130,16 @@ async def run(args: argparse.Namespace) -> int:
         # Per-request chatter of the model and HTTP client libraries would drown the service's own log.
         for noisy in ("LiteLLM", "httpx", "httpx2"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.http and args.openenv:
+        return _usage("give either --http (the hosted service) or --openenv (OpenEnv's protocol), not both")
+    if args.openenv:
+        return await _serve_openenv_checked(args)
+    if args.max_concurrent_calls is not None:
+        return _usage("--max-concurrent-calls applies to --openenv; --http reads max_concurrent_calls from --config")
     if args.http and args.task_id:
         return _usage("give either TASK_ID (one episode over stdio) or --http (the whole catalog), not both")
     if not args.http and not args.task_id:
-        return _usage("give a TASK_ID to serve over stdio, or --http for the hosted service")
+        return _usage("give a TASK_ID to serve over stdio, --http for the hosted service or --openenv")
     stray = [name for name in STDIO_ONLY if getattr(args, name) is not None]
     if args.http and stray:
         flags = ", ".join("--" + name.replace("_", "-") for name in stray)
@@ -130,6 +147,14 @@ async def run(args: argparse.Namespace) -> int:
     if not args.http and (args.no_auth or args.config or args.host or args.port is not None or args.allowed_host
                           or args.redis or _limit_flags(args)):
         return _usage("--host, --port, --config, --no-auth, --allowed-host, --redis and the --max-* limits need --http")
+    problem = _prepare_models(args)
+    if problem is not None:
+        return problem
+    return await (_serve_http(args) if args.http else _serve_stdio(args))
+
+
+def _prepare_models(args: argparse.Namespace) -> int | None:
+    """Register the scripted models and apply --no-cache; the exit status when that fails."""
     try:
         load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
     except ImportError as error:
@@ -139,7 +164,70 @@ async def run(args: argparse.Namespace) -> int:
         from occusim.llm import set_default_cache
 
         set_default_cache(None)
-    return await (_serve_http(args) if args.http else _serve_stdio(args))
+    return None
+
+
+async def _serve_openenv_checked(args: argparse.Namespace) -> int:
+    if args.episode_id is not None:
+        return _usage("--episode-id names one stdio episode; over OpenEnv each reset chooses its episode id")
+    if args.max_concurrent_calls is not None and args.max_concurrent_calls < 1:
+        return _usage("--max-concurrent-calls must be at least 1")
+    if args.no_auth or args.config or args.allowed_host or args.redis or _limit_flags(args) or args.oauth_issuer:
+        return _usage("--config, --no-auth, --allowed-host, --redis, --oauth-* and the --max-* limits need --http")
+    problem = _prepare_models(args)
+    if problem is not None:
+        return problem
+    return await _serve_openenv(args)
+
+
+async def _serve_openenv(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from occusim.clients import load_protocol
+    from occusim.environments import OccusimError, ScenarioErrors, UnknownTaskError
+    from occusim.server import EpisodeService, Store, StoreUnavailableError
+    from occusim.service import EpisodeDefaults, create_openenv_app, default_store_url, is_loopback
+
+    host, port = args.host or "127.0.0.1", 8000 if args.port is None else args.port
+    if not is_loopback(host):
+        return _usage(f"--openenv has no auth, so it binds loopback addresses only, not {host}; put an "
+                      "authenticating proxy in front to reach it from elsewhere")
+    try:
+        catalog = load_catalog_from(args)
+        tasks = catalog.select()
+        default_task = catalog.task(args.task_id).id if args.task_id else tasks[0].id if tasks else None
+        protocol = load_protocol(args.protocol or "native", args.source)
+    except ScenarioErrors as error:
+        return report_catalog_problems("serve", error.errors)
+    except (UnknownTaskError, OccusimError) as error:
+        return _usage(error.user_message())
+    if default_task is None:
+        return _usage("the catalog has no task to serve; add a --source")
+    mode = protocol.episode_mode(args.mode)
+    options = {name: value for name, value in (("count", args.fault_count), ("duration", args.fault_duration),
+                                               ("window", args.fault_window)) if value is not None}
+    defaults = EpisodeDefaults(task_id=default_task, faults=args.faults or "E0", seed=args.seed or 0, mode=mode,
+                               fault_options=options)
+    store = Store(args.db or default_store_url())
+    try:
+        async with Store(store.url):
+            pass  # reached and migrated before anything is served
+    except (StoreUnavailableError, ValueError) as error:
+        return _usage(str(error))
+    service = EpisodeService(catalog, store, world_model=args.world_model, protocol=protocol,
+                             judge=protocol.judge_hook(args.judge_model, catalog),
+                             **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}),
+                             **({"max_concurrent_calls": args.max_concurrent_calls} if args.max_concurrent_calls
+                                else {}))
+    app = create_openenv_app(service, defaults)
+    start_importing_litellm()
+    judged = f"judged by {args.judge_model}" if args.judge_model else "unjudged (no --judge-model: no rewards)"
+    print(f"occusim serve: OpenEnv on http://{host}:{port} (WebSocket /ws), {len(tasks)} tasks, first {default_task}, "
+          f"episodes {judged}, store {_shown(store.url)}", file=sys.stderr)
+    config = uvicorn.Config(app, host=host, port=port, log_level=args.log_level, lifespan="on", server_header=False,
+                            ws_max_size=1 << 20)
+    await uvicorn.Server(config).serve()
+    return 0
 
 
 def start_importing_litellm() -> threading.Thread:

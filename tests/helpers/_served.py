@@ -164,8 +164,9 @@ def start_service(tmp_path: Path, config: Path, source: Path, port: int, log: Pa
     )
 
 
-async def wait_healthy(bases: list[str], processes: list[subprocess.Popen[bytes]], within: float = 60) -> None:
-    """Until every service answers /healthz; fails if one exits or the time runs out."""
+async def wait_healthy(bases: list[str], processes: list[subprocess.Popen[bytes]], within: float = 60,
+                       health: str = "/healthz") -> None:
+    """Until every service answers `health`; fails if one exits or the time runs out."""
     deadline = time.monotonic() + within
     async with httpx.AsyncClient() as http:
         for base, process in zip(bases, processes, strict=True):
@@ -175,7 +176,7 @@ async def wait_healthy(bases: list[str], processes: list[subprocess.Popen[bytes]
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the service on {base} did not start within {within:.0f} s")
                 try:
-                    if (await http.get(f"{base}/healthz")).status_code == 200:
+                    if (await http.get(f"{base}{health}")).status_code == 200:
                         break
                 except httpx.TransportError:
                     pass

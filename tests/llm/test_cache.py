@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from occusim.llm import ResponseCache, ScriptedReply, complete, scripted_model, set_default_cache
+from occusim.llm import ResponseCache, RetryPolicy, ScriptedReply, complete, scripted_model, set_default_cache
 
 USER = [{"role": "user", "content": "Summarise the shift handover."}]
 
@@ -201,3 +201,47 @@ async def test_a_cache_seed_keys_the_cache_without_reaching_the_provider(tmp_pat
     assert len(keys) == 3
     assert ResponseCache.key("m", None, USER, None, None, 1.0, 3, None) == ResponseCache.key(
         "m", None, USER, None, None, 1.0, 3, None, cache_seed=None)
+
+
+async def test_identical_requests_in_flight_at_once_make_one_model_call(tmp_path):
+    # A group of rollouts of one task asks its first questions at the same moment: one call answers them all.
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    calls = []
+
+    async def slow(messages, request):
+        calls.append(messages[-1]["content"])
+        await asyncio.sleep(0.2)
+        return ScriptedReply(text=f"answer to {messages[-1]['content']}")
+
+    model = scripted_model(slow, name="slow-handover")
+    other = [{"role": "user", "content": "Who is on call?"}]
+
+    answers = await asyncio.gather(*(complete(model, USER, cache=cache) for _ in range(4)),
+                                   complete(model, other, cache=cache))
+
+    assert sorted(calls) == sorted([USER[0]["content"], other[0]["content"]])
+    assert [answer.text for answer in answers[:4]] == ["answer to Summarise the shift handover."] * 4
+    assert [answer.cached for answer in answers] == [False, True, True, True, False]
+    assert [answer.usage.cost_usd for answer in answers[1:4]] == [0.0] * 3, "only the call that asked pays"
+    assert (await complete(model, USER, cache=cache)).cached is True and len(calls) == 2
+
+
+async def test_a_failure_in_flight_reaches_every_identical_request_and_is_not_kept(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    calls = []
+
+    async def failing_once(messages, request):
+        calls.append(1)
+        await asyncio.sleep(0.1)
+        if len(calls) == 1:
+            raise ValueError("provider hiccup")
+        return ScriptedReply(text="recovered")
+
+    model = scripted_model(failing_once, name="failing-once-handover")
+    retry = RetryPolicy(attempts=1)
+
+    results = await asyncio.gather(*(complete(model, USER, cache=cache, retry=retry) for _ in range(3)),
+                                   return_exceptions=True)
+
+    assert len(calls) == 1 and all(isinstance(result, Exception) for result in results)
+    assert (await complete(model, USER, cache=cache, retry=retry)).text == "recovered"
