@@ -6,6 +6,7 @@ configuration (and so every run's transport) reads without loading the JWT and H
 from __future__ import annotations
 
 import time
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import httpx
@@ -94,21 +95,10 @@ class JwtVerifier:
                 continue  # a key type or algorithm this build cannot use
         self._keys = keys
 
-    def _client(self) -> Any:
+    def _client(self) -> AbstractAsyncContextManager[httpx.AsyncClient]:
         if self._http is not None:
-            return _Borrowed(self._http)
+            return nullcontext(self._http)  # the caller's client, left open
         return httpx.AsyncClient(timeout=10, follow_redirects=False)
-
-
-class _Borrowed:
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
-
-    async def __aenter__(self) -> httpx.AsyncClient:
-        return self.http
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
 
 
 async def _jwks_uri(http: httpx.AsyncClient, issuer: str) -> str:
