@@ -31,7 +31,7 @@ from occusim.server import (
 
 from ._api_models import TenantLimits
 from ._auth import fingerprint
-from ._oauth import OAuthSettings
+from ._oauth_settings import OAuthSettings
 
 LOOPBACK_NAMES = ("localhost",)
 

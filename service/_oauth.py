@@ -1,22 +1,21 @@
 """The service as an OAuth 2.1 resource server (MCP authorization): JWT access tokens from one issuer,
 checked against its JWKS for signature, issuer, audience (the resource, RFC 8707) and expiry, each mapped
-to a tenant by a claim; and the RFC 9728 metadata that tells clients where to sign in."""
+to a tenant by a claim. Its settings and metadata routes are in `_oauth_settings.py`, which the service's
+configuration (and so every run's transport) reads without loading the JWT and HTTP libraries this needs."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import httpx
 import jwt
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
-from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
-from starlette.routing import Route
 
 from occusim.environments import OccusimError
+
+from ._oauth_settings import OAuthSettings
 
 # An unknown key id makes the verifier fetch the JWKS again (key rotation), at most this often.
 JWKS_REFRESH_SECONDS = 30.0
@@ -25,37 +24,6 @@ _ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "E
 
 class OAuthConfigError(OccusimError):
     """The issuer's metadata or keys cannot be read: the message names the URL and the reason."""
-
-
-@dataclass(frozen=True)
-class OAuthSettings:
-    issuer: str
-    resource: str
-    scopes: tuple[str, ...] = ()
-    tenant_claim: str = "sub"
-
-    @property
-    def metadata_url(self) -> str:
-        return str(build_resource_metadata_url(AnyHttpUrl(self.resource)))
-
-    def challenge(self, error: str | None = None, description: str | None = None) -> str:
-        """The WWW-Authenticate value of a 401 or 403: where the resource's metadata is, and what went wrong."""
-        parts = ['Bearer realm="occusim"', f'resource_metadata="{self.metadata_url}"']
-        if self.scopes:
-            parts.append(f'scope="{" ".join(self.scopes)}"')
-        if error:
-            parts.append(f'error="{error}"')
-        if description:
-            parts.append(f'error_description="{description}"')
-        return ", ".join(parts)
-
-    def metadata_routes(self) -> list[Route]:
-        # Through the SDK's model, which keeps a path-less issuer as written: clients compare it as a string.
-        urls = ProtectedResourceMetadata(resource=self.resource, authorization_servers=[self.issuer])  # type: ignore[arg-type, list-item]
-        return create_protected_resource_routes(
-            urls.resource, urls.authorization_servers, scopes_supported=list(self.scopes) or None,
-            resource_name="occusim",
-        )
 
 
 class JwtVerifier:
@@ -127,21 +95,10 @@ class JwtVerifier:
                 continue  # a key type or algorithm this build cannot use
         self._keys = keys
 
-    def _client(self) -> Any:
+    def _client(self) -> AbstractAsyncContextManager[httpx.AsyncClient]:
         if self._http is not None:
-            return _Borrowed(self._http)
+            return nullcontext(self._http)  # the caller's client, left open
         return httpx.AsyncClient(timeout=10, follow_redirects=False)
-
-
-class _Borrowed:
-    def __init__(self, http: httpx.AsyncClient) -> None:
-        self.http = http
-
-    async def __aenter__(self) -> httpx.AsyncClient:
-        return self.http
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
 
 
 async def _jwks_uri(http: httpx.AsyncClient, issuer: str) -> str:
