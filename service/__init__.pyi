@@ -22,6 +22,7 @@ from ._config import (
 )
 from ._counters import Counters, CountersUnavailableError, MemoryCounters, RedisCounters
 from ._http_guards import host_guard
+from ._shared_secret import check_shared_key
 from ._viewer_source import StoreEpisodes
 from .app import create_app
 
@@ -42,6 +43,7 @@ __all__ = [
     "TenantUsage",
     "ViewerLinkRequest",
     "ViewerLinkResponse",
+    "check_shared_key",
     "create_app",
     "data_dir",
     "default_store_url",

@@ -248,7 +248,7 @@ async def _serve_http_collected(args: argparse.Namespace) -> int:
     from occusim.environments import OccusimError, ScenarioErrors
     from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import Store, StoreUnavailableError
-    from occusim.service import ConfigError, create_app, load_settings
+    from occusim.service import ConfigError, check_shared_key, create_app, load_settings
 
     try:
         settings = load_settings(args.config, overrides={
@@ -270,9 +270,10 @@ async def _serve_http_collected(args: argparse.Namespace) -> int:
     except ScenarioErrors as error:
         return report_catalog_problems("serve", error.errors)
     try:
-        async with Store(settings.db, schema=settings.db_schema):
-            pass  # reached and migrated before anything is served
-    except (StoreUnavailableError, ValueError) as error:
+        # Reached and migrated before anything is served, and signing tokens as the others sharing it do.
+        async with Store(settings.db, schema=settings.db_schema) as store:
+            await check_shared_key(store, settings.token_key())
+    except (StoreUnavailableError, ValueError, ConfigError) as error:
         return _usage(str(error))
     if settings.redis:
         problem = await _redis_problem(settings.redis)
