@@ -1,6 +1,6 @@
 """Processes sharing a store sign episode tokens with one key: a process started with another key than the
-first one's refuses to start, naming the setting to fix; one started with the same key serves the others'
-episodes."""
+first one's, or with none (a key file of its own), refuses to start, naming the setting to fix; one started
+with the same key serves the others' episodes."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ async def test_a_second_process_with_another_secret_refuses_to_start(tmp_path):
     config = tmp_path / "service.yaml"
     config.write_text(yaml.safe_dump({"db": str(tmp_path / "shared.db"), "api_keys": API_KEYS,
                                       "world_model": "scripted/triage"}))
-    ports = [free_port() for _ in range(3)]
+    ports = [free_port() for _ in range(4)]
     logs = [tmp_path / f"service-{port}.log" for port in ports]
     first = start_service(tmp_path, config, source, ports[0], logs[0], OCCUSIM_TOKEN_SECRET=FIRST)
     processes = [first]
@@ -41,6 +41,10 @@ async def test_a_second_process_with_another_secret_refuses_to_start(tmp_path):
         other = start_service(tmp_path, config, source, ports[1], logs[1], OCCUSIM_TOKEN_SECRET=OTHER)
         processes.append(other)
         assert other.wait(timeout=300) == 2
+        # Without a secret it would sign with a key file of its own.
+        keyless = start_service(tmp_path, config, source, ports[3], logs[3])
+        processes.append(keyless)
+        assert keyless.wait(timeout=300) == 2
         same = start_service(tmp_path, config, source, ports[2], logs[2], OCCUSIM_TOKEN_SECRET=FIRST)
         processes.append(same)
         bases = [f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[2]}"]
@@ -64,6 +68,7 @@ async def test_a_second_process_with_another_secret_refuses_to_start(tmp_path):
                 process.wait(timeout=60)
     refusal = logs[1].read_text()
     assert "sign episode tokens with another key" in refusal and "OCCUSIM_TOKEN_SECRET" in refusal, refusal
+    assert "sign episode tokens with another key" in logs[3].read_text()
     assert FIRST not in refusal and OTHER not in refusal, "the message shows no secret"
     assert "Traceback" not in refusal
     assert created.status_code == 201 and opened.status_code == 200, opened.text
