@@ -48,8 +48,14 @@ async def test_judgments_in_flight_together_cannot_pass_the_daily_cap(sqlite_sto
         judged.append(record.id)
         return PricedVerdict(score=1.0, passed=True, usage=Usage(cost_usd=JUDGMENT_USD))
 
-    service = EpisodeService(triage_catalog(), sqlite_store, world_model=TriageModel().model, judge=judge,
-                             on_cost=limits.record_spend, spend_hold=limits.holding_spend)
+    service = EpisodeService(
+        triage_catalog(),
+        sqlite_store,
+        world_model=TriageModel().model,
+        judge=judge,
+        on_cost=limits.record_spend,
+        spend_hold=limits.holding_spend,
+    )
     episodes = [await service.create(CHEST_PAIN, tenant="alice") for _ in range(3)]
     judging = BackgroundJudging()
     for episode in episodes:
@@ -81,8 +87,14 @@ async def test_a_judgment_without_a_cap_is_counted_and_holds_nothing(sqlite_stor
     async def judge(task, scenario, record):
         return PricedVerdict(score=1.0, passed=True, usage=Usage(cost_usd=JUDGMENT_USD))
 
-    service = EpisodeService(triage_catalog(), sqlite_store, world_model=TriageModel().model, judge=judge,
-                             on_cost=limits.record_spend, spend_hold=limits.holding_spend)
+    service = EpisodeService(
+        triage_catalog(),
+        sqlite_store,
+        world_model=TriageModel().model,
+        judge=judge,
+        on_cost=limits.record_spend,
+        spend_hold=limits.holding_spend,
+    )
     episode = await service.create(CHEST_PAIN, tenant="bob")
     record = await episode.submit("done")
 

@@ -30,8 +30,11 @@ ALICE = {"Authorization": f"Bearer {API_KEYS['alice']}"}
 async def test_a_second_process_with_another_secret_refuses_to_start(tmp_path):
     source = write_triage_source(tmp_path)
     config = tmp_path / "service.yaml"
-    config.write_text(yaml.safe_dump({"db": str(tmp_path / "shared.db"), "api_keys": API_KEYS,
-                                      "world_model": "scripted/triage"}))
+    config.write_text(
+        yaml.safe_dump(
+            {"db": str(tmp_path / "shared.db"), "api_keys": API_KEYS, "world_model": "scripted/triage"}
+        )
+    )
     ports = [free_port() for _ in range(4)]
     logs = [tmp_path / f"service-{port}.log" for port in ports]
     first = start_service(tmp_path, config, source, ports[0], logs[0], OCCUSIM_TOKEN_SECRET=FIRST)
@@ -55,11 +58,21 @@ async def test_a_second_process_with_another_secret_refuses_to_start(tmp_path):
             # The token the first process signed opens the episode's MCP endpoint on the second.
             opened = await http.post(
                 f"{bases[1]}/v1/episodes/{episode['episode_id']}/mcp",
-                headers={"Authorization": f"Bearer {episode['token']}", "Accept": "application/json, text/event-stream",
-                         "MCP-Protocol-Version": "2025-11-25"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                                 "clientInfo": {"name": "test", "version": "1"}}},
+                headers={
+                    "Authorization": f"Bearer {episode['token']}",
+                    "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-11-25",
+                },
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "test", "version": "1"},
+                    },
+                },
             )
     finally:
         for process in processes:
