@@ -3,7 +3,8 @@ not charged to either harness: every answer waits a fixed latency, then plays it
 
 Each answer is written `--latency` seconds after its request arrived, whatever the endpoint's own work took.
 `fake-agent` calls one tool per turn (arguments built from the tool's schema) for `--tool-calls` turns, then
-answers; `fake-world` answers a JSON observation inside the harness's tags; `fake-verifier` passes the task.
+answers; `fake-world` answers a JSON observation inside the harness's tags, or the text of `--world-answer`
+when given; `fake-verifier` passes the task.
 Usage: python bench/_fake_openai.py --latency 0.5 --tool-calls 16 --tags '<o>' '</o>'  (prints its base URL)
 """
 
@@ -24,15 +25,18 @@ AGENT, WORLD, VERIFIER = "fake-agent", "fake-world", "fake-verifier"
 
 
 class Roles:
-    def __init__(self, tool_calls: int, tags: tuple[str, str]) -> None:
+    def __init__(self, tool_calls: int, tags: tuple[str, str], world_answer: str | None = None) -> None:
         self.tool_calls = tool_calls
         self.tags = tags
+        self.world_answer = world_answer
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         model = body.get("model")
         messages = body.get("messages") or []
         if model == AGENT:
             return self._agent(messages, body.get("tools") or [])
+        if model == WORLD and self.world_answer is not None:
+            return _message(self.world_answer)
         if model == WORLD:
             turn = sum(1 for m in messages if m.get("role") == "assistant")
             data = {"status": "ok", "turn": turn, "items": [{"id": 1, "state": "open"}, {"id": 2, "state": "done"}]}
@@ -93,12 +97,13 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--tool-calls", type=int, default=16)
     parser.add_argument("--tags", nargs=2, default=("<predicted_observation>", "</predicted_observation>"))
+    parser.add_argument("--world-answer", help="the text every fake-world answer carries (default: tagged JSON)")
     args = parser.parse_args()
     # What start-up built stays out of the collector's sight: a full collection over it paused every answer
     # for about 90 ms, a latency of the endpoint's own.
     gc.freeze()
     try:
-        asyncio.run(_serve(Roles(args.tool_calls, (args.tags[0], args.tags[1])), args.latency))
+        asyncio.run(_serve(Roles(args.tool_calls, (args.tags[0], args.tags[1]), args.world_answer), args.latency))
     except KeyboardInterrupt:
         pass
     return 0

@@ -1,15 +1,22 @@
 """occusim's hosted service beside a bare MCP SDK server, same client load, one run: N sessions of the
 official SDK client, each making 4 `get_patient` calls. The bare server's tool sleeps 0.5 s; occusim's world
-model answers after 0.5 s (`scripted/triage-slow`), and each of its sessions is created through
-`POST /v1/episodes` first (counted). Prints calls/s, p50 call latency and server CPU per call, and the ratios.
+model answers after 0.5 s, and each of its sessions is created through `POST /v1/episodes` first (counted).
+Prints calls/s, p50 call latency and server CPU per call, and the ratios.
 
-    .venv/bin/python bench/bench_hosted_vs_sdk.py [SESSIONS ...]   (default 10 100 500)
+The world model is, as in a deployment, an OpenAI-compatible endpoint (`openai/fake-world`, bench/_fake_openai.py
+in a process of its own, whose CPU is charged to neither side) answering the record after 0.5 s, with the
+response cache off so that every call waits for it; `--scripted`
+uses the in-process `scripted/triage-slow` instead, whose answers pass through litellm's mock path.
+
+    .venv/bin/python bench/bench_hosted_vs_sdk.py [--scripted] [SESSIONS ...]   (default 10 100 500)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +74,32 @@ async def idle(pid: int, *, share: float = 0.05, within: float = 300) -> None:
     print(f"  process {pid} still busy after {within:.0f} s", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def world_endpoint() -> Iterator[str]:
+    """The fake OpenAI-compatible world model in its own process; yields its base URL."""
+    answer = {"observation": {"id": "P2", "name": "Ben Okafor", "priority": 4, "notes": "sprained ankle",
+                              "ward": "B"}, "state_patch": []}
+    process = subprocess.Popen([sys.executable, str(HERE / "_fake_openai.py"), "--latency", str(LATENCY),
+                                "--world-answer", json.dumps(answer)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def world_model(scripted: bool) -> Iterator[tuple[str, dict[str, str]]]:
+    """The service's --world-model and the environment it needs."""
+    if scripted:
+        yield "scripted/triage-slow", {"OCCUSIM_TEST_MODEL_DELAY": str(LATENCY)}
+        return
+    with world_endpoint() as base:
+        # No response cache: each call waits for the model, as the bare server's tool waits its 0.5 s.
+        yield "openai/fake-world", {"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "bench", "OCCUSIM_NO_CACHE": "1"}
+
+
 Opener = Callable[[], Awaitable[tuple[str, dict[str, str]]]]
 
 
@@ -104,11 +137,10 @@ async def load(open_session: Opener, sessions: int, pid: int) -> dict[str, float
             "cpu_ms_per_call": 1000 * cpu / max(calls, 1), "errors": float(len(errors)), "calls": float(calls)}
 
 
-async def main(counts: list[int]) -> None:
+async def main(counts: list[int], scripted: bool) -> None:
     processes: list[subprocess.Popen[bytes]] = []
-    with bare_server() as (bare_url, bare_pid), \
-            served(world_model="scripted/triage-slow", env={"OCCUSIM_TEST_MODEL_DELAY": str(LATENCY)},
-                   process_out=processes) as occusim_url:
+    with bare_server() as (bare_url, bare_pid), world_model(scripted) as (model, env), \
+            served(world_model=model, env=env, process_out=processes) as occusim_url:
         rest = httpx.AsyncClient(headers={"Authorization": f"Bearer {API_KEY}"}, timeout=600,
                                  limits=httpx.Limits(max_connections=200))
 
@@ -143,4 +175,8 @@ async def main(counts: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main([int(n) for n in sys.argv[1:]] or [10, 100, 500]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sessions", nargs="*", type=int, default=[10, 100, 500])
+    parser.add_argument("--scripted", action="store_true", help="the in-process scripted world model")
+    args = parser.parse_args()
+    asyncio.run(main(args.sessions, args.scripted))

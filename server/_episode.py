@@ -320,16 +320,20 @@ class Episode:
             raise EpisodeError(f"episode {self.id} is still open; submit it before judging")
         if self.record.status == "expired":
             raise EpisodeClosedError(self.id, self.status)
-        try:
-            verdict = await self.judge_hook(self.task, self.scenario, self.record)
-        except Exception as error:  # the judge is outside the episode's control: keep the submission
-            self.judge_error = f"{type(error).__name__}: {error}"
-            log.warning("judging episode %s failed: %s", self.id, self.judge_error)
-            return None
-        await self.store.save_judgment(self.id, verdict)
-        cost = getattr(getattr(verdict, "usage", None), "cost_usd", None)
-        if self._on_cost is not None and cost:
-            await self._on_cost(self.record.tenant, cost)
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                # Held as a tool call's model call is, and counted before it is let go: a tenant's judgments
+                # and calls in flight together cannot pass its daily cap.
+                await held.enter_async_context(self.holding_spend())
+                verdict = await self.judge_hook(self.task, self.scenario, self.record)
+            except Exception as error:  # the judge (or the cap) is not the episode's doing: keep the submission
+                self.judge_error = f"{type(error).__name__}: {error}"
+                log.warning("judging episode %s failed: %s", self.id, self.judge_error)
+                return None
+            await self.store.save_judgment(self.id, verdict)
+            cost = getattr(getattr(verdict, "usage", None), "cost_usd", None)
+            if self._on_cost is not None and cost:
+                await self._on_cost(self.record.tenant, cost)
         self.verdict = verdict
         self.judge_error = None
         self.record.status = "judged"

@@ -33,7 +33,7 @@ from ._errors import (
 from ._store_backends import Operation, PostgresBackend, SQLiteBackend, StoreBackend, T
 from ._store_records import EpisodeSummary, Judgment
 from ._store_schema import is_current, upgrade
-from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, steps
+from ._tables import EPISODES, JUDGMENTS, STEPS, episodes, judgments, settings, steps
 
 DEFAULT_URL = "sqlite+aiosqlite:///occusim.db"
 DEFAULT_POOL_SIZE = 10
@@ -169,6 +169,28 @@ class Store:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    # -- settings shared by every process of the store ----------------------------------------------
+
+    async def claim_setting(self, name: str, value: str) -> str:
+        """The store's value of setting `name`: `value` when no process has set it yet (then it is stored)."""
+        def read(conn: Connection) -> str | None:
+            return conn.execute(select(settings.c.value).where(settings.c.name == name)).scalar()
+
+        def write(conn: Connection) -> str:
+            found = read(conn)
+            if found is None:
+                conn.execute(insert(settings).values(name=name, value=value))
+                return value
+            return found
+
+        try:
+            return await self.run_write(write)
+        except IntegrityError:  # another process stored it between our read and our insert
+            stored = await self.run_read(read)
+            if stored is None:
+                raise
+            return stored
 
     # -- episodes ----------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The store's tables: episodes, their steps (one row per tool call) and judgments, each following its record.
+"""The store's tables: episodes, their steps (one row per tool call) and judgments, each following its record,
+and the settings every process sharing the store must agree on.
 
 A field added to `EpisodeRecord`, `StepRecord` or `Judgment` gets its column here by rule; the schema
 change itself is a migration in `_migrations/versions` (a test fails until there is one).
@@ -6,7 +7,7 @@ change itself is a migration in `_migrations/versions` (a test fails until there
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy import JSON, Column, ForeignKey, Index, Integer, MetaData, String, Table, UniqueConstraint
 
 from occusim.environments import EpisodeRecord, StepRecord
 
@@ -66,6 +67,14 @@ JUDGMENTS = RecordTable(
         "judge_model": Column("judge_model", String(300)),
         "prompt_version": Column("prompt_version", String(100)),
     },
+)
+
+# What the processes sharing a store must agree on, each value written by the first to start (e.g. a keyed
+# fingerprint of the key that signs episode tokens).
+settings = Table(
+    "store_settings", metadata,
+    Column("name", String(100), primary_key=True),
+    Column("value", String(500), nullable=False),
 )
 
 episodes, steps, judgments = EPISODES.table, STEPS.table, JUDGMENTS.table

@@ -259,7 +259,7 @@ def _check(reply: Any, tool: Tool, scenario: Scenario, state: dict[str, Any],
         problems.append('the reply has no "state_patch" field (use [] when nothing changes)')
     elif not isinstance(patch, list) or not all(isinstance(op, dict) for op in patch):
         problems.append('"state_patch" must be a list of RFC 6902 operation objects')
-    else:
+    elif patch:  # an empty patch leaves the state as it was, valid already: nothing to copy or check
         operations = patch
         try:
             patched = apply_json_patch(state, operations)

@@ -24,6 +24,7 @@ from ._counters import Counters, CountersUnavailableError, MemoryCounters, Redis
 from ._http_guards import host_guard
 from ._openenv_app import create_openenv_app
 from ._openenv_env import EpisodeDefaults
+from ._shared_secret import check_shared_key
 from ._viewer_source import StoreEpisodes
 from .app import create_app
 
@@ -45,6 +46,7 @@ __all__ = [
     "TenantUsage",
     "ViewerLinkRequest",
     "ViewerLinkResponse",
+    "check_shared_key",
     "create_app",
     "create_openenv_app",
     "data_dir",

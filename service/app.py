@@ -32,6 +32,7 @@ from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
 from ._routes_usage import usage_router
 from ._routes_viewer import HostedViewer, viewer_link_router, viewer_mount
+from ._shared_secret import check_shared_key
 from ._tenant_limits import TenantLimiter
 
 log = logging.getLogger("occusim.server")
@@ -91,6 +92,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await store.init()
+        await check_shared_key(store, settings.token_key())
         # Judgments lost with a killed or stopped process start again; several processes sharing a store
         # may each judge such an episode once, and the latest verdict is the one read.
         await judging.resume(service)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import math
 import os
@@ -11,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, cast
 
 from ._catalog_options import add_catalog_options, add_task_option, report_catalog_problems
+from ._collector import collect_less, freeze_start_up
 
 # Concurrent episodes per worker process by default. Measured with bench/bench_vs_occubench.py (0.5 s per model
 # answer, 2 cores): one process reached 89.4 % of the latency bound at 64 episodes at once against 87.1 % for
@@ -171,7 +171,7 @@ def _start_workers_early(args: argparse.Namespace, workers: int | None) -> None:
 async def run(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _collect_less()
+    collect_less()
     try:
         try:
             configs = _configs(args)
@@ -192,7 +192,7 @@ async def run(args: argparse.Namespace) -> int:
         from occusim.clients.cli.serve import load_scripted_models
         from occusim.environments import ScenarioErrors
     finally:
-        _freeze_start_up()
+        freeze_start_up()
     try:
         load_scripted_models(os.environ.get("OCCUSIM_SCRIPTED_MODELS", ""))
         if args.max_cost is not None and not args.max_cost > 0:
@@ -225,18 +225,3 @@ async def run(args: argparse.Namespace) -> int:
     from ._run_summary import print_summary
 
     return print_summary(summary)
-
-
-def _collect_less() -> None:
-    """A run allocates many objects that live to its end at start-up (modules, models, schemas) and many
-    short-lived ones per call. The collector is off while the modules load (scanning them again and again cost
-    about a tenth of the start-up's CPU, and they leave about 2,500 unreachable objects behind), and afterwards
-    collects the young generation less often."""
-    gc.disable()
-    gc.set_threshold(50_000, 20, 20)
-
-
-def _freeze_start_up() -> None:
-    """Move what start-up built out of the collector's sight for the rest of the run, then turn it back on."""
-    gc.freeze()
-    gc.enable()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import logging
 import math
@@ -13,6 +14,7 @@ import threading
 from typing import Any
 
 from ._catalog_options import add_catalog_options, load_catalog_from, report_catalog_problems
+from ._collector import collect_less, freeze_start_up
 
 DESCRIPTION = """\
 Serve one episode of TASK_ID as an MCP server on stdin/stdout (for MCP clients that launch servers), or,
@@ -231,10 +233,16 @@ async def _serve_openenv(args: argparse.Namespace) -> int:
 
 
 def start_importing_litellm() -> threading.Thread:
-    """Import litellm (~5 s) in a background thread now, so the first tool call does not wait for it."""
-    thread = threading.Thread(target=importlib.import_module, args=("litellm",), name="import-litellm", daemon=True)
+    """Import litellm (~5 s) in a background thread now, so the first tool call does not wait for it; what the
+    import built is then kept out of the collector's sight (see `_collector`)."""
+    thread = threading.Thread(target=_import_litellm, name="import-litellm", daemon=True)
     thread.start()
     return thread
+
+
+def _import_litellm() -> None:
+    importlib.import_module("litellm")
+    gc.freeze()
 
 
 def load_scripted_models(spec: str) -> None:
@@ -314,13 +322,21 @@ async def _serve_stdio(args: argparse.Namespace) -> int:
 
 
 async def _serve_http(args: argparse.Namespace) -> int:
+    collect_less()
+    try:
+        return await _serve_http_collected(args)
+    finally:
+        gc.enable()
+
+
+async def _serve_http_collected(args: argparse.Namespace) -> int:
     import uvicorn
 
     from occusim.clients import load_protocol
     from occusim.environments import OccusimError, ScenarioErrors
     from occusim.rest import read_deadline_protocol, redact_access_log
     from occusim.server import Store, StoreUnavailableError
-    from occusim.service import ConfigError, create_app, load_settings
+    from occusim.service import ConfigError, check_shared_key, create_app, load_settings
 
     try:
         settings = load_settings(args.config, overrides={
@@ -342,9 +358,10 @@ async def _serve_http(args: argparse.Namespace) -> int:
     except ScenarioErrors as error:
         return report_catalog_problems("serve", error.errors)
     try:
-        async with Store(settings.db, schema=settings.db_schema):
-            pass  # reached and migrated before anything is served
-    except (StoreUnavailableError, ValueError) as error:
+        # Reached and migrated before anything is served, and signing tokens as the others sharing it do.
+        async with Store(settings.db, schema=settings.db_schema) as store:
+            await check_shared_key(store, settings.token_key())
+    except (StoreUnavailableError, ValueError, ConfigError) as error:
         return _usage(str(error))
     if settings.redis:
         problem = await _redis_problem(settings.redis)
@@ -362,6 +379,7 @@ async def _serve_http(args: argparse.Namespace) -> int:
                                     body_seconds=settings.body_timeout_seconds),
     )
     redact_access_log()  # after uvicorn.Config, which sets up its loggers
+    freeze_start_up()
     await uvicorn.Server(config).serve()
     return 0
 
