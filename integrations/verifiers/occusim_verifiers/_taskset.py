@@ -52,7 +52,7 @@ class OccusimConfig(TasksetConfig):
     """Further `occusim serve` arguments for the service the taskset starts (models, --source, --db, ...)."""
     tasks: list[str] = Field(default_factory=list)
     """Task ids, scenario ids or categories to include; empty: every task the service serves."""
-    faults: list[FaultMode] = Field(default_factory=lambda: ["E0"])
+    faults: list[FaultMode] = ["E0"]  # pydantic copies the default per instance
     """Fault modes: one verifiers task per occusim task and mode."""
     seed: int = 0
     """Seed of every episode (faults and world-model requests): a group of rollouts shares it."""
