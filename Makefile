@@ -22,6 +22,8 @@ INTEROP_STAMPS := $(foreach client,$(INTEROP_CLIENTS),$(INTEROP_DIR)/$(client)/.
 RL_INTEROP_DIR := .cache/rl-interop
 RL_FRAMEWORKS := $(basename $(notdir $(wildcard tests/rl_interop/requirements/*.txt)))
 RL_INTEROP_STAMPS := $(foreach framework,$(RL_FRAMEWORKS),$(RL_INTEROP_DIR)/$(framework)/.installed-stamp)
+# The adapters a requirements file installs from this checkout (integrations/<framework>), reinstalled on change.
+RL_INTEGRATION_FILES = $(wildcard integrations/$(1)/pyproject.toml integrations/$(1)/*/*.py)
 # pytest-xdist workers for `make test` ("auto": one per CPU; 0 runs every test in this process). Each test
 # file runs on one worker (--dist loadfile), so a module's shared fixture (a batch run, a server) starts once.
 TEST_WORKERS ?= auto
@@ -85,7 +87,8 @@ rl-interop: $(STAMP) rl-frameworks
 
 rl-frameworks: $(RL_INTEROP_STAMPS)
 
-$(RL_INTEROP_DIR)/%/.installed-stamp: tests/rl_interop/requirements/%.txt
+.SECONDEXPANSION:
+$(RL_INTEROP_DIR)/%/.installed-stamp: tests/rl_interop/requirements/%.txt $$(call RL_INTEGRATION_FILES,$$*)
 	rm -rf $(RL_INTEROP_DIR)/$*
 	$(PYTHON) -m venv $(RL_INTEROP_DIR)/$*
 	$(RL_INTEROP_DIR)/$*/bin/python -m pip install -q -r $<

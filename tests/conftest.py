@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 MINI_OCCUBENCH = REPO / "tests" / "fixtures" / "occubench_mini"
 INSPECTOR = Path(os.environ.get("OCCUSIM_INSPECTOR", REPO / ".cache/inspector/node_modules/.bin/mcp-inspector"))
 INTEROP_VENVS = REPO / ".cache" / "interop"
+RL_INTEROP_VENVS = REPO / ".cache" / "rl-interop"
 ON_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # Processes the tests start (servers, batch workers, Ray workers) import the scripted models from
 # `tests.helpers`, which the wheel does not ship: they find it as this process does, through the checkout.
@@ -128,6 +129,19 @@ def interop_python() -> Callable[[str], Path]:
         return found
 
     return python
+
+
+@pytest.fixture
+def rl_interop_venv() -> Callable[[str], Path]:
+    """The virtualenv of an RL framework, as `make rl-interop` installs it (`.cache/rl-interop/<framework>`)."""
+
+    def venv(framework: str) -> Path:
+        found = RL_INTEROP_VENVS / framework
+        if not (found / ".installed-stamp").exists():
+            unavailable(f"{framework} is not installed in {found}: run `make rl-interop`")
+        return found
+
+    return venv
 
 
 @dataclass(frozen=True)

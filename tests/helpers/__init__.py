@@ -6,7 +6,7 @@ checkout on PYTHONPATH: `server_env` sets both).
 """
 
 from ._browser import Browser, BrowserError
-from ._chat_replies import chat_reply, schema_arguments
+from ._chat_replies import chat_reply, chat_stream, schema_arguments
 from ._golden_steps import golden_world, play
 from ._judges import (
     ScriptedJudge,
@@ -81,6 +81,7 @@ __all__ = [
     "open_episode",
     "play_triage_episode",
     "chat_reply",
+    "chat_stream",
     "schema_arguments",
     "golden_world",
     "play",

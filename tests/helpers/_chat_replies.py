@@ -1,7 +1,9 @@
-"""Fake OpenAI chat completions: a reply body, and tool arguments made up from a tool's input schema."""
+"""Fake OpenAI chat completions: a reply body, the same reply as a `stream: true` event stream, and tool arguments
+made up from a tool's input schema."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -18,6 +20,25 @@ def chat_reply(
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     }
+
+
+def chat_stream(body: dict[str, Any]) -> bytes:
+    """A chat.completion body as OpenAI streams it: a chunk with the role and content, one per tool call, one
+    with the finish reason, one with the usage (as `stream_options.include_usage` asks), then [DONE]."""
+    [choice] = body["choices"]
+    message = choice["message"]
+    head = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+    chunks = [chunk({"role": "assistant", "content": message.get("content")})]
+    chunks += [chunk({"tool_calls": [{"index": index, **call}]})
+               for index, call in enumerate(message.get("tool_calls") or [])]
+    chunks.append(chunk({}, choice["finish_reason"]))
+    chunks.append({**head, "choices": [], "usage": body.get("usage")})
+    events = [f"data: {json.dumps(item)}\n\n" for item in chunks] + ["data: [DONE]\n\n"]
+    return "".join(events).encode()
 
 
 def schema_arguments(schema: dict[str, Any], text: str) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from typing import Any
 
 from occusim.llm import ModelConfig
 
+from ._chat_replies import chat_stream
+
 STUB_KEY = "sk-stub-0123456789abcdef"
 
 
@@ -40,7 +42,8 @@ def completion_body(content: str | None, finish_reason: str = "stop") -> dict[st
 
 class ProviderStub:
     """Answers each POST /v1/chat/completions with `answer` (called in arrival order, one at a time) and
-    keeps every request body; `latency` seconds pass before each answer is sent (requests overlap)."""
+    keeps every request body; `latency` seconds pass before each answer is sent (requests overlap). A request
+    with `stream: true` gets a successful chat.completion answer as an event stream, as OpenAI sends it."""
 
     def __init__(self, answer: Answer, *, latency: float = 0.0) -> None:
         self.answer = answer
@@ -64,9 +67,13 @@ class ProviderStub:
                 if stub.latency:
                     stub._released.wait(stub.latency)
                 assert isinstance(reply, Reply)
-                data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                streamed = payload.get("stream") is True and reply.status == 200 and isinstance(reply.body, dict)
+                if streamed:
+                    data = chat_stream(reply.body)
+                else:
+                    data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", "text/event-stream" if streamed else "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
