@@ -30,8 +30,11 @@ from occusim.environments import LlmItem, Scenario, StateItem, Task, ToolCallIte
 LABELS = Path(__file__).with_name("policy_in_descriptions_labels.yaml")
 
 NORMATIVE = re.compile(
-    r"\b(must|never|do not|don't|not to|only|required|requires?|governs?|may not|may only|may exceed|shall|"
-    r"should|policy|SOP|procedure|rules?)\b|\bbefore\b.*\bmay\b",
+    r"\b(must|never|do not|don't|not to|only|requires|governs?|may not|may only|may exceed|shall|should)\b"
+    r"|\brequired\b(?=\s+(?:when|for|before|by|if|to|under)\b|\s*[).,;:]|\s*$)"
+    # "policy", "rules", "procedure" and "SOP" name a document a read tool returns, unless they introduce one
+    r"|\b(?:policy|rules?|procedure|SOP)\b(?:\s+[\w.]+)?\s*(?::|-|–)"
+    r"|\bbefore\b.*\bmay\b",
     re.IGNORECASE,
 )
 THRESHOLD = re.compile(
