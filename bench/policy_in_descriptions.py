@@ -32,11 +32,13 @@ LABELS = Path(__file__).with_name("policy_in_descriptions_labels.yaml")
 NORMATIVE = re.compile(
     r"\b(must|never|do not|don't|not to|only|requires|governs?|may not|may only|may exceed|shall|should)\b"
     r"|\brequired\b(?=\s+(?:when|for|before|by|if|to|under)\b|\s*[).,;:]|\s*$)"
-    # "policy", "rules", "procedure" and "SOP" name a document a read tool returns, unless they introduce one
-    r"|\b(?:policy|rules?|procedure|SOP)\b(?:\s+[\w.]+)?\s*(?::|-|–)"
     r"|\bbefore\b.*\bmay\b",
     re.IGNORECASE,
 )
+# "policy", "rules", "procedure" and "SOP" name a document; they state one where they introduce it
+# ("Policy: ...", "Severity policy - ..."), except in a sentence that says what a read tool returns.
+INTRODUCED = re.compile(r"\b(policy|rules?|procedure|SOP)\b(?:\s+[\w.]+)?\s*(?::|-|–)", re.IGNORECASE)
+READS = re.compile(r"^(Read|List|Show|Search|Look up|Get)\b")
 THRESHOLD = re.compile(
     r"(\babove|\bbelow|\bexceed\w*|\bat most|\bat least|\bwithin|\bup to|\bmore than|\bless than|\bover|\bunder"
     r"|\blesser of|\bgreater of|\bno later than|>=|<=|≥|≤|>|<)\W+(?:\w+\W+){0,3}?(\d+(?:\.\d+)?)",
@@ -68,6 +70,8 @@ def policy_sentences(text: str, rules: str) -> list[Finding]:
     found = []
     for sentence in sentences(text):
         reasons = [f"normative '{m.group(0).split()[0].lower()}'" for m in NORMATIVE.finditer(sentence)]
+        if not READS.match(sentence):
+            reasons += [f"introduces '{m.group(1)}'" for m in INTRODUCED.finditer(sentence)]
         reasons += [
             f"threshold '{m.group(0)}'" for m in THRESHOLD.finditer(sentence) if float(m.group(2)) in in_rules
         ]
