@@ -140,7 +140,7 @@ def task_leaks(scenario: Scenario, task: Task, findings: dict[str, list[Finding]
         for finding in tool_findings:
             hits = names_a_tested_value(finding, numbers, strings)
             if hits:
-                leaks.append(f"{tool}: {', '.join(hits)} in \"{finding.sentence}\"")
+                leaks.append(f'{tool}: {", ".join(hits)} in "{finding.sentence}"')
     return leaks
 
 
@@ -207,8 +207,10 @@ def main(argv: list[str]) -> int:
     print(f"tasks whose trap is stated in a description:   {leaking_tasks} of {tasks}")
     print(f"instructions stating a value their trap tests: {flagged_instructions} of {tasks}")
     lines, tp, fp, fn, tn = agreement({scenario.id: scenario.rules for scenario in scenarios})
-    print(f"against {tp + fp + fn + tn} hand-labelled descriptions: {tp} flagged and labelled policy, "
-          f"{tn} passed and labelled clean, {fp} false positives, {fn} missed")
+    print(
+        f"against {tp + fp + fn + tn} hand-labelled descriptions: {tp} flagged and labelled policy, "
+        f"{tn} passed and labelled clean, {fp} false positives, {fn} missed"
+    )
     for line in lines:
         print(line)
     return 0
