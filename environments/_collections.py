@@ -159,7 +159,9 @@ def _infer(node: Any, path: str, found: list[Collection]) -> None:
         return
     if isinstance(node, dict):
         for key, value in node.items():
-            if key != "*":  # a collection path reads `*` as any key: a field so named cannot be declared
+            # A collection path reads `*` as any key, and its segments are never empty: a field named `*` or
+            # "" cannot be declared, so nothing under it is inferred.
+            if key not in ("*", ""):
                 _infer(value, f"{path}/{jsonpointer.escape(str(key))}", found)
 
 
@@ -167,7 +169,7 @@ def _infer_within(records: list[Any], path: str, found: list[Collection]) -> Non
     """Collections inside records (a campaign's items, a case's members): each field that holds a mapping
     or list of records in every record having it, read across all of them as one (`/campaigns/*/items`)."""
     fields = sorted({k for r in records for k, v in r.items() if isinstance(v, dict | list) and v})
-    for name in (f for f in fields if f != "*"):
+    for name in (f for f in fields if f not in ("*", "")):
         held = [r[name] for r in records if name in r]
         where = f"{path}/*/{jsonpointer.escape(name)}"
         if all(isinstance(v, dict) for v in held):
