@@ -111,7 +111,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=4), _JSON, max_size=4))
-@example({"0": {"": {"": None}}})  # an empty key: no collection path may end in an empty segment
+@example({"0": {"": {"": {"": None}}, "b": 1}})  # an empty key: no collection path may end in an empty segment
 @example({"a": [{"": {"x": {"y": 1}}}, {"": {"z": {"y": 2}}}]})
 def test_inference_and_checks_never_raise_and_inferred_declarations_hold(state):
     collections = infer_collections(state)
