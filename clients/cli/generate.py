@@ -38,7 +38,7 @@ examples:
   occusim generate --occupation "Pharmacy technician (refills)" --category healthcare-life-sciences \\
       --model openai/gpt-4.1 --out drafts/
   occusim generate --occupation "Crane operator" --category industrial-engineering --model openai/gpt-4.1 \\
-      --world-model openai/gpt-4.1-mini --tasks 6 --rounds 3
+      --world-model openai/gpt-4.1-mini --rounds 3
   occusim generate --occupation "Librarian" --category education-culture --model local --max-tokens 3000
 """
 

@@ -177,13 +177,18 @@ class ScriptedAuthor:
         return str(self.requests[stage][-1][-1]["content"])
 
 
-def golden_replay_world(name: str, steps: list[dict[str, Any]]) -> str:
-    """A world model answering the n-th call with the n-th of `steps` (observation and patch), cycling; simcheck
-    must call it one step at a time (concurrency 1)."""
+def golden_replay_world(name: str, steps: list[dict[str, Any]], misread: int = 0) -> str:
+    """A world model answering the n-th call with the n-th of `steps` (observation and patch), cycling; the first
+    `misread` answers instead show a refill count that no state holds. simcheck must call it one step at a time
+    (concurrency 1)."""
     answers = itertools.cycle(steps)
+    left = [misread]
 
     def answer(messages: list[dict], request: dict) -> dict[str, Any]:
         step = next(answers)
+        if left[0] > 0:
+            left[0] -= 1
+            return {"observation": {"drug": "amoxicillin 500 mg", "refills_left": 7}, "state_patch": []}
         return {
             "observation": copy.deepcopy(step["observation"]),
             "state_patch": copy.deepcopy(step.get("state_patch", [])),
