@@ -195,3 +195,20 @@ def golden_replay_world(name: str, steps: list[dict[str, Any]], misread: int = 0
         }
 
     return scripted_model(answer, name=name)
+
+
+def sound_scenario_data() -> dict[str, Any]:
+    """The scenario the sound parts make (it passes validate and the discrimination gates), as file data."""
+    from occusim.clients._generate_draft import Draft
+    from occusim.clients._generate_parts import Brief, ReferencesPart, RubricsPart, TasksPart, ToolsPart
+
+    draft = Draft(
+        "Pharmacy technician",
+        "Healthcare & Life Sciences",
+        Brief(**sound_part("brief")),
+        ToolsPart(**sound_part("tools")),
+        TasksPart(**sound_part("tasks")),
+        RubricsPart(**sound_part("rubrics")),
+        ReferencesPart(**sound_part("references")),
+    )
+    return draft.scenario_data()
