@@ -4,6 +4,7 @@ and a rejected answer is sent back with its problems, a bounded number of times.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -47,13 +48,14 @@ class StageCall:
 @dataclass(frozen=True)
 class AuthorSettings:
     """How the author model is called: `retries` re-asks per stage call, `max_tokens` per answer (None: the
-    provider's default, or the local backend's cap)."""
+    provider's default, or the local backend's cap); `on_call` hears of each answer as it is judged."""
 
     model: ModelConfig
     task_count: int = 3
     retries: int = 2
     max_tokens: int | None = None
     temperature: float = 0.0
+    on_call: Callable[[StageCall], None] | None = None
 
 
 def _first_message(stage: Stage, draft: Draft, settings: AuthorSettings, repair: list[str] | None) -> str:
@@ -118,9 +120,10 @@ async def ask_stage(
         part, problems = _problems(stage, completion.text, draft, settings)
         if completion.finish_reason == "length":
             problems = ["(answer): cut off at the token limit; answer more briefly", *problems]
-        trail.append(
-            StageCall(stage.name, round_number, attempt, problems, completion.usage.completion_tokens)
-        )
+        call = StageCall(stage.name, round_number, attempt, problems, completion.usage.completion_tokens)
+        trail.append(call)
+        if settings.on_call is not None:
+            settings.on_call(call)
         if part is not None and not problems:
             return stage.with_part(draft, part)
         messages += [

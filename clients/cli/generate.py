@@ -6,6 +6,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from occusim.clients._generate_author import StageCall
 
 DESCRIPTION = """\
 Draft a new scenario for an occupation with an author model, check it as the catalog is checked, and write
@@ -116,6 +120,15 @@ def _problem(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _report_call(call: StageCall) -> None:
+    """One line on stderr per answer of the author model, as it is judged."""
+    outcome = (
+        "accepted" if call.accepted else f"rejected ({len(call.problems)} problem(s): {call.problems[0]})"
+    )
+    where = f"repair round {call.round}" if call.round else "first pass"
+    print(f"  {call.stage:<10} {where}, answer {call.attempt}: {outcome}", file=sys.stderr)
+
+
 async def run(args: argparse.Namespace) -> int:
     from occusim.clients._generate import generate_scenario
     from occusim.clients._generate_author import AuthorSettings
@@ -140,7 +153,11 @@ async def run(args: argparse.Namespace) -> int:
         set_default_cache(None)
     assert category is not None
     author = AuthorSettings(
-        ModelConfig(model=args.model), task_count=args.tasks, retries=args.retries, max_tokens=args.max_tokens
+        ModelConfig(model=args.model),
+        task_count=args.tasks,
+        retries=args.retries,
+        max_tokens=args.max_tokens,
+        on_call=_report_call,
     )
     world = WorldModel(ModelConfig(model=args.world_model or args.model))
     settings = GenerationSettings(

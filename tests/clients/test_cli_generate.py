@@ -46,6 +46,8 @@ def test_generate_writes_a_draft_that_validate_accepts(tmp_path):
     draft, sheet = tmp_path / "drafts" / "refill-desk.yaml", tmp_path / "drafts" / "refill-desk.review.md"
     assert f"wrote {draft.relative_to(tmp_path)}" in done.stdout and sheet.is_file()
     assert "5 author answers (5 accepted), 1 verification round(s); verified" in done.stdout
+    assert "  brief      first pass, answer 1: accepted" in done.stderr
+    assert "  references first pass, answer 1: accepted" in done.stderr
     checked = _occusim(tmp_path, "validate", str(draft), "--discrimination")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "ok: 1 scenario, 1 task, 0 errors" in checked.stdout
