@@ -6,7 +6,7 @@ from __future__ import annotations
 from ._generate_author import StageFailedError, ask_stage
 from ._generate_draft import Draft
 from ._generate_result import GenerationResult, GenerationSettings
-from ._generate_stages import STAGE_LIST, assembly_problems
+from ._generate_stages import STAGE_LIST
 from ._generate_verify import verify
 
 
@@ -17,14 +17,10 @@ async def generate_scenario(settings: GenerationSettings) -> GenerationResult:
         for stage in STAGE_LIST:
             result.draft = await ask_stage(stage, result.draft, settings.author, result.trail)
         for round_number in range(1, settings.rounds + 2):
-            scenario = result.scenario
-            if (
-                scenario is None
-            ):  # a repaired part no longer fits the others: the owner of the place redoes it
-                raise StageFailedError("references", assembly_problems(result.draft, "references"))
             verification = await verify(
-                scenario,
+                result.draft,
                 settings.world,
+                task_count=settings.author.task_count,
                 min_faithful=settings.min_faithful,
                 concurrency=settings.concurrency,
                 seed=settings.seed,

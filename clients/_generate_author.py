@@ -19,7 +19,7 @@ from ._generate_stages import SYSTEM_PROMPT, Stage, context_json
 
 
 class StageFailedError(OccusimError):
-    """The author model gave no acceptable part for a stage within its retries."""
+    """No answer of the author model for a stage was that stage's part, within its retries."""
 
     exit_code = 1
 
@@ -27,7 +27,7 @@ class StageFailedError(OccusimError):
         self.stage = stage
         self.problems = problems
         shown = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
-        super().__init__(f"the author model gave no acceptable {stage} part: {shown}")
+        super().__init__(f"the author model gave no valid {stage} part: {shown}")
 
 
 @dataclass
@@ -39,6 +39,8 @@ class StageCall:
     attempt: int
     problems: list[str]
     completion_tokens: int = 0
+    # A part with problems, kept as the best answer of its stage: verification finds its problems again.
+    kept: bool = False
 
     @property
     def accepted(self) -> bool:
@@ -102,12 +104,16 @@ async def ask_stage(
     round_number: int = 0,
     repair: list[str] | None = None,
 ) -> Draft:
-    """`draft` with `stage`'s part written (or rewritten, given the `repair` problems) by the author model."""
+    """`draft` with `stage`'s part written (or rewritten, given the `repair` problems) by the author model.
+
+    When no answer passes every check, the latest valid part with the fewest problems is kept (its problems go on to
+    verification and to the review sheet); StageFailedError when no answer was the part at all."""
     messages = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": _first_message(stage, draft, settings, repair)},
     ]
     problems: list[str] = []
+    best: tuple[Part, StageCall] | None = None
     for attempt in range(1, settings.retries + 2):
         completion = await complete(
             settings.model,
@@ -126,6 +132,8 @@ async def ask_stage(
             settings.on_call(call)
         if part is not None and not problems:
             return stage.with_part(draft, part)
+        if part is not None and (best is None or len(problems) <= len(best[1].problems)):
+            best = part, call
         messages += [
             {"role": "assistant", "content": completion.text},
             {
@@ -135,4 +143,8 @@ async def ask_stage(
                 + "\nAnswer again with the whole JSON object, corrected.",
             },
         ]
-    raise StageFailedError(stage.name, problems)
+    if best is None:
+        raise StageFailedError(stage.name, problems)
+    part, call = best
+    call.kept = True
+    return stage.with_part(draft, part)

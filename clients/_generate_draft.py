@@ -14,6 +14,7 @@ from ._generate_parts import Brief, DraftTask, ReferencesPart, RubricsPart, Task
 StageName = Literal["brief", "tools", "tasks", "rubrics", "references"]
 STAGES: tuple[StageName, ...] = ("brief", "tools", "tasks", "rubrics", "references")
 
+NO_RUBRIC = "(no rubric was written for this task)"
 _TASK_PLACE = re.compile(r"^tasks\[\d+\](?:\.(?P<field>\w+))?")
 
 
@@ -89,7 +90,12 @@ class Draft:
             if self.rubrics
             else None
         )
-        data["rubric"] = rubric.model_dump(mode="json", exclude_unset=True) if rubric else {}
+        if rubric is not None:
+            data["rubric"] = rubric.model_dump(mode="json", exclude_unset=True)
+        else:
+            # Before the rubrics stage, or when it gave this task none (a problem it is told of), a placeholder
+            # plan keeps the task a task, so the rest can be checked and written.
+            data["verification_plan"] = NO_RUBRIC
         reference = (
             next((r for r in self.references.references if r.task == task.id), None)
             if self.references

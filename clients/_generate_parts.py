@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from occusim.environments import ReferenceStep, Rubric, Tool
 
@@ -73,6 +73,14 @@ class ToolsPart(_Part):
     state_schema: dict[str, Any] = Field(description="JSON Schema the state must keep satisfying.")
     initial_state: dict[str, Any] = Field(min_length=1)
 
+    @model_validator(mode="after")
+    def _distinct_names(self) -> ToolsPart:
+        names = [tool.name for tool in self.tools]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"tool names used twice: {twice}")
+        return self
+
 
 class DraftTask(BaseModel):
     """One task of stage 3, before its rubric and reference solution exist."""
@@ -104,6 +112,12 @@ class TaskRubric(BaseModel):
 
     task: str = Field(description="The task's short id, as in stage 3.")
     rubric: Rubric
+
+    @model_validator(mode="after")
+    def _has_items(self) -> TaskRubric:
+        if not self.rubric.items:
+            raise ValueError(f"the rubric of task {self.task!r} has no items")
+        return self
 
 
 class RubricsPart(_Part):

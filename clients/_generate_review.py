@@ -53,15 +53,21 @@ def review_sheet(result: GenerationResult) -> str:
 def _status(result: GenerationResult) -> str:
     if result.failure is not None:
         return (
-            f"**Stopped at the {result.failure.stage} stage**: {result.failure}. No scenario file was written "
-            "unless every stage had an accepted part."
+            f"**Stopped at the {result.failure.stage} stage**: {result.failure}. No scenario file was written; "
+            "the sections below show what the earlier stages wrote."
         )
     if result.verified:
         return (
             "**Verified**: it passes `validate`, the discrimination gates and simcheck. It is still a draft: "
             "check every rule, number and trap below against its source before promoting it to the catalog."
         )
-    return "**Not verified**: problems remain after the last round of repair (below). Fix them by hand or run again."
+    written = (
+        "" if result.scenario is not None else " The parts do not make a scenario file, so none was written."
+    )
+    return (
+        "**Not verified**: problems remain after the last round of repair (below). Fix them by hand or run again."
+        + written
+    )
 
 
 def _rules(result: GenerationResult) -> list[str]:
@@ -191,7 +197,7 @@ def _trail(result: GenerationResult) -> list[str]:
             call.stage,
             str(call.round),
             str(call.attempt),
-            "accepted" if call.accepted else "rejected",
+            "accepted" if call.accepted else "kept, with problems" if call.kept else "rejected",
             "; ".join(call.problems),
         ]
         for call in result.trail
@@ -199,7 +205,9 @@ def _trail(result: GenerationResult) -> list[str]:
     return [
         "## Trail of the author model's answers",
         "",
-        "Round 0 is the first pass; round n the n-th repair after verification.",
+        "Round 0 is the first pass; round n the n-th repair after verification. When no answer of a stage "
+        "passed its checks, the valid one with the fewest problems was kept and its problems went on to "
+        "verification.",
         "",
         *_table(["stage", "round", "attempt", "outcome", "problems"], rows),
     ]

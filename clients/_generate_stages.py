@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from occusim.environments import Catalog, Scenario, format_location, validate_scenario
+from occusim.environments import Catalog, format_location, validate_scenario
 from occusim.judge import audit_catalog_rubrics
 
 from ._generate_draft import Draft, StageName, owning_stage
@@ -93,17 +93,15 @@ class Stage:
 
 def assembly_problems(draft: Draft, stage: StageName) -> list[str]:
     """The problems of the scenario assembled from `draft` that lie in `stage`'s part, as `place: message`."""
-    data = draft.scenario_data()
-    for task in data.get("tasks", []):
-        if not task.get("rubric", {}).get("items"):
-            # Rubrics come later: a placeholder plan lets the earlier parts be checked as a scenario.
-            task["verification_plan"] = "(the rubric is written in a later stage)"
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = draft.scenario()
     except ValidationError as error:
         found = [(format_location(e["loc"]), e["msg"]) for e in error.errors()]
+        # A problem of the whole scenario (no place) is shown to the stage whose part was just added.
         return [
-            f"{place or '(scenario)'}: {message}" for place, message in found if owning_stage(place) == stage
+            f"{place or '(scenario)'}: {message}"
+            for place, message in found
+            if not place or owning_stage(place) == stage
         ]
     errors = validate_scenario(scenario, "draft")
     if stage == "rubrics":

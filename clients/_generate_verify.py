@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from occusim.environments import Catalog, OccusimError, Scenario, validate_scenario
+from pydantic import ValidationError
+
+from occusim.environments import Catalog, OccusimError, format_location, validate_scenario
 from occusim.judge import DiscriminationReport, audit_catalog_rubrics, discriminate_catalog
 from occusim.server import WorldModel
 
-from ._generate_draft import StageName, owning_stage
-from ._simcheck import SimcheckReport, run_simcheck, select_checkable
+from ._generate_draft import Draft, StageName, owning_stage
+from ._generate_stages import STAGE_LIST
+from ._simcheck import SimcheckReport, run_simcheck
 from ._simcheck_report import step_problems
 
 DRAFT_SOURCE = "draft"
@@ -36,6 +39,13 @@ class Verification:
     min_faithful: float = 1.0
     problems: dict[StageName, list[str]] = field(default_factory=lambda: defaultdict(list))
 
+    def add(self, stage: StageName, problem: str, *, validation: bool = False) -> None:
+        """Hand `problem` to `stage` (once, though a stage's own check and `validate` both find it)."""
+        if validation:
+            self.validation.append(problem)
+        if problem not in self.problems[stage]:
+            self.problems[stage].append(problem)
+
     @property
     def ok(self) -> bool:
         return not any(self.problems.values())
@@ -46,28 +56,44 @@ class Verification:
 
 
 async def verify(
-    scenario: Scenario, world: WorldModel, *, min_faithful: float = 1.0, concurrency: int = 4, seed: int = 0
+    draft: Draft,
+    world: WorldModel,
+    *,
+    task_count: int,
+    min_faithful: float = 1.0,
+    concurrency: int = 4,
+    seed: int = 0,
 ) -> Verification:
-    """Check `scenario`; the gates run only on a valid scenario, simcheck only on one that passes them."""
+    """Check `draft`: each stage's own checks of its part, then the scenario's; the gates run only on a valid
+    scenario, simcheck only on one that passes them."""
     result = Verification(min_faithful=min_faithful)
+    for stage in STAGE_LIST:
+        part = draft.part(stage.name)
+        if part is not None:
+            for problem in stage.check(part, draft, task_count):
+                result.add(stage.name, problem)
+    try:
+        scenario = draft.scenario()
+    except ValidationError as invalid:
+        for place, message in ((format_location(e["loc"]), e["msg"]) for e in invalid.errors()):
+            result.add(owning_stage(place), f"{place or '(scenario)'}: {message}", validation=True)
+        return result
     catalog = Catalog()
     errors = catalog.add(scenario, DRAFT_SOURCE) + validate_scenario(scenario, DRAFT_SOURCE)
     errors += audit_catalog_rubrics(catalog)
     for error in errors:
-        result.validation.append(f"{error.location}: {error.message}")
-        result.problems[owning_stage(error.location)].append(f"{error.location}: {error.message}")
+        result.add(owning_stage(error.location), f"{error.location}: {error.message}", validation=True)
     if errors:
         return result
     result.gates = discriminate_catalog(catalog)
     for task in result.gates.tasks:
         for failure in task.failures:
-            stage: StageName = "references" if failure.gate in _REFERENCE_GATES else "rubrics"
-            result.problems[stage].append(f"task {task.task_id}: gate {failure.gate}: {failure.message}")
-    if not result.gates.ok:
+            owner: StageName = "references" if failure.gate in _REFERENCE_GATES else "rubrics"
+            result.add(owner, f"task {task.task_id}: gate {failure.gate}: {failure.message}")
+    checkable = [task for task in scenario.tasks if task.reference_solution]
+    if not result.gates.ok or not checkable:  # no reference at all: the references stage is told so
         return result
-    result.simcheck = await run_simcheck(
-        catalog, select_checkable(catalog, "all"), world, concurrency=concurrency, seed=seed
-    )
+    result.simcheck = await run_simcheck(catalog, checkable, world, concurrency=concurrency, seed=seed)
     overall = result.simcheck.overall
     if overall.unavailable == overall.steps:
         first = next((step.error for step in result.simcheck.steps if step.error), "")
@@ -78,8 +104,9 @@ async def verify(
     if rate is not None and rate < min_faithful:
         for step in result.simcheck.steps:
             if step.status != "unavailable" and not (step.fidelity is not None and step.fidelity.faithful):
-                result.problems["references"].append(
+                result.add(
+                    "references",
                     f"task {step.task_id}: reference_solution[{step.index}] ({step.tool}): the world model, given "
-                    f"the rules and the state, answered otherwise: {'; '.join(step_problems(step))}"
+                    f"the rules and the state, answered otherwise: {'; '.join(step_problems(step))}",
                 )
     return result

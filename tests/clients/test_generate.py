@@ -143,10 +143,55 @@ async def test_three_tasks_must_cover_every_difficulty():
     tasks["tasks"] = [dict(tasks["tasks"][0], id=f"refill-{n}") for n in range(3)]
     author = ScriptedAuthor("levels-author", {"tasks": [tasks]})
 
-    result = await generate_scenario(_settings(author, _world("levels-world"), task_count=3, retries=0))
+    result = await generate_scenario(
+        _settings(author, _world("levels-world"), task_count=3, retries=0, rounds=0)
+    )
 
-    assert result.failure is not None and result.failure.stage == "tasks"
-    assert "tasks: difficulties [1]; use each of 1, 2 and 3 at least once" in result.failure.problems
+    # The only answer is a valid part: it is kept, and its problem stays on the sheet.
+    assert result.failure is None and not result.verified
+    kept = next(call for call in result.trail if call.stage == "tasks")
+    assert kept.kept and "tasks: difficulties [1]; use each of 1, 2 and 3 at least once" in kept.problems
+    assert (
+        "tasks: difficulties [1]; use each of 1, 2 and 3 at least once"
+        in result.verifications[0].problems["tasks"]
+    )
+
+
+async def test_a_part_kept_with_problems_is_repaired_after_verification(tmp_path):
+    tools = sound_part("tools")
+    tools["initial_state"]["prescriptions"]["101"]["refills_left"] = "two"
+    author = ScriptedAuthor("kept-author", {"tools": [tools, tools]})
+
+    result = await generate_scenario(_settings(author, _world("kept-world"), retries=1))
+
+    assert result.verified and len(result.verifications) == 2
+    first, second = (call for call in result.trail if call.stage == "tools" and call.round == 0)
+    assert not first.kept and second.kept
+    assert [call.stage for call in result.trail[3:6]] == ["tasks", "rubrics", "references"]
+    assert any("'two' is not of type 'integer'" in p for p in result.verifications[0].problems["tools"])
+    assert result.verifications[0].gates is None  # an invalid scenario is not gated
+    assert [(c.stage, c.round, c.accepted) for c in result.trail[6:]] == [("tools", 1, True)]
+    sheet = write_generation(result, tmp_path)[1].read_text(encoding="utf-8")
+    assert "| tools | 0 | 2 | kept, with problems |" in sheet
+
+
+async def test_a_task_left_without_a_rubric_is_written_with_a_placeholder_plan_and_flagged(tmp_path):
+    stray = sound_part("rubrics")
+    stray["rubrics"][0]["task"] = "other-task"
+    author = ScriptedAuthor("stray-author", {"rubrics": [stray]})
+
+    result = await generate_scenario(_settings(author, _world("stray-world"), retries=0, rounds=0))
+
+    assert not result.verified and result.failure is None
+    scenario = result.scenario
+    assert (
+        scenario is not None
+        and scenario.tasks[0].verification_plan == "(no rubric was written for this task)"
+    )
+    assert "rubrics: no entry for task 'one-refill'" in result.verifications[0].problems["rubrics"]
+    yaml_path, review_path = write_generation(result, tmp_path)
+    assert "(no rubric was written for this task)" in yaml_path.read_text(encoding="utf-8")
+    assert "**Not verified**" in review_path.read_text(encoding="utf-8")
 
 
 async def test_a_rubric_must_cover_each_task_and_have_a_critical_item():
