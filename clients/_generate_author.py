@@ -11,7 +11,7 @@ from typing import cast
 from pydantic import ValidationError
 
 from occusim.environments import OccusimError, format_location
-from occusim.llm import LLMOutputError, ModelConfig, complete
+from occusim.llm import LLMError, LLMOutputError, ModelConfig, ProviderConfigError, complete
 
 from ._generate_draft import Draft, StageName
 from ._generate_parts import Part
@@ -50,7 +50,8 @@ class StageCall:
 @dataclass(frozen=True)
 class AuthorSettings:
     """How the author model is called: `retries` re-asks per stage call, `max_tokens` per answer (None: the
-    provider's default, or the local backend's cap); `on_call` hears of each answer as it is judged."""
+    provider's default, or the local backend's cap), `timeout` seconds per request; `on_call` hears of each
+    answer as it is judged."""
 
     model: ModelConfig
     task_count: int = 3
@@ -58,6 +59,7 @@ class AuthorSettings:
     max_tokens: int | None = None
     temperature: float = 0.0
     on_call: Callable[[StageCall], None] | None = None
+    timeout: float = 600.0
 
 
 def _first_message(stage: Stage, draft: Draft, settings: AuthorSettings, repair: list[str] | None) -> str:
@@ -115,14 +117,20 @@ async def ask_stage(
     problems: list[str] = []
     best: tuple[Part, StageCall] | None = None
     for attempt in range(1, settings.retries + 2):
-        completion = await complete(
-            settings.model,
-            messages,
-            response_schema=stage.response_schema(),
-            temperature=settings.temperature,
-            max_tokens=settings.max_tokens,
-            role="author",
-        )
+        try:
+            completion = await complete(
+                settings.model,
+                messages,
+                response_schema=stage.response_schema(),
+                temperature=settings.temperature,
+                max_tokens=settings.max_tokens,
+                timeout=settings.timeout,
+                role="author",
+            )
+        except ProviderConfigError:
+            raise  # a setting to fix, not an answer to judge
+        except LLMError as error:
+            raise StageFailedError(stage.name, [f"the author model did not answer: {error}"]) from error
         part, problems = _problems(stage, completion.text, draft, settings)
         if completion.finish_reason == "length":
             problems = ["(answer): cut off at the token limit; answer more briefly", *problems]

@@ -102,6 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, metavar="S", help="seed of simcheck's calls (default 0)"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds one author answer, or one simulated step of simcheck, may take (default 600)",
+    )
     parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
 
 
@@ -113,6 +120,8 @@ def _problem(args: argparse.Namespace) -> str | None:
     for name in ("rounds", "retries"):
         if getattr(args, name) < 0:
             return f"--{name} must be 0 or more, got {getattr(args, name)}"
+    if args.timeout <= 0:
+        return f"--timeout must be above 0, got {args.timeout}"
     if not 0.0 <= args.min_faithful <= 1.0:
         return f"--min-faithful must be between 0 and 1, got {args.min_faithful}"
     if not args.occupation.strip():
@@ -158,8 +167,9 @@ async def run(args: argparse.Namespace) -> int:
         retries=args.retries,
         max_tokens=args.max_tokens,
         on_call=_report_call,
+        timeout=args.timeout,
     )
-    world = WorldModel(ModelConfig(model=args.world_model or args.model))
+    world = WorldModel(ModelConfig(model=args.world_model or args.model), deadline=args.timeout)
     settings = GenerationSettings(
         args.occupation.strip(),
         category,

@@ -319,3 +319,15 @@ def test_the_output_folder_check_allows_a_folder_beside_the_catalog(tmp_path):
 
     check_output_folder(tmp_path / "drafts")
     check_output_folder(Path(BUNDLED_CATALOG).parent / "catalog-drafts")
+
+
+async def test_an_author_model_that_does_not_answer_stops_the_stage_it_was_asked_for(tmp_path):
+    author = ScriptedAuthor("silent-author")
+    author.model = "scripted/nobody-registered-this"
+
+    result = await generate_scenario(_settings(author, _world("silent-world")))
+
+    assert result.failure is not None and result.failure.stage == "brief"
+    assert "the author model did not answer" in result.failure.problems[0]
+    assert "no scripted model named 'nobody-registered-this'" in result.failure.problems[0]
+    assert "**Stopped at the brief stage**" in write_generation(result, tmp_path)[0].read_text(encoding="utf-8")
