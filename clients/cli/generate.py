@@ -139,10 +139,8 @@ def _report_call(call: StageCall) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
-    from occusim.clients._generate import generate_scenario
-    from occusim.clients._generate_author import AuthorSettings
-    from occusim.clients._generate_output import check_output_folder, write_generation
-    from occusim.clients._generate_result import GenerationSettings
+    from occusim.clients import AuthorSettings, GenerationSettings, generate_scenario, write_generation
+    from occusim.clients._generate_output import check_output_folder
     from occusim.clients.cli.serve import load_scripted_models
     from occusim.environments import CATEGORIES, category_slug
     from occusim.llm import ModelConfig, set_default_cache
