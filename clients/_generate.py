@@ -26,7 +26,7 @@ async def generate_scenario(settings: GenerationSettings) -> GenerationResult:
                 seed=settings.seed,
             )
             result.verifications.append(verification)
-            if verification.ok or round_number > settings.rounds:
+            if verification.ok or verification.simcheck_error or round_number > settings.rounds:
                 break
             for stage in STAGE_LIST:
                 problems = verification.problems.get(stage.name)

@@ -169,6 +169,12 @@ def _gates(gates: DiscriminationReport | None) -> list[str]:
 def _simcheck(last: Verification | None) -> list[str]:
     lines = ["## Simcheck of the references", ""]
     report = last.simcheck if last else None
+    if last is not None and last.simcheck_error:
+        return [
+            *lines,
+            f"Not measured: {last.simcheck_error}. Check the world model's settings and run again.",
+            "",
+        ]
     if last is None or report is None:
         return [*lines, "Not run: the scenario did not pass validate and the gates.", ""]
     rows = [[figures.group, *figure_cells(figures)] for figures in [*report.by_tool, report.overall]]

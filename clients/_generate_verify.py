@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from occusim.environments import Catalog, OccusimError, format_location, validate_scenario
+from occusim.environments import Catalog, format_location, validate_scenario
 from occusim.judge import DiscriminationReport, audit_catalog_rubrics, discriminate_catalog
 from occusim.server import WorldModel
 
@@ -23,12 +23,6 @@ DRAFT_SOURCE = "draft"
 _REFERENCE_GATES = frozenset({"reference-passes"})
 
 
-class WorldModelUnreachableError(OccusimError):
-    """simcheck could not reach the world model for any step: the setting to fix is the world model's."""
-
-    exit_code = 1
-
-
 @dataclass
 class Verification:
     """One round of checks: what each stage must fix, and the figures for the review sheet."""
@@ -37,6 +31,8 @@ class Verification:
     gates: DiscriminationReport | None = None
     simcheck: SimcheckReport | None = None
     min_faithful: float = 1.0
+    # Why simcheck measured nothing: no valid answer of the world model (its setting to fix, not a stage's part).
+    simcheck_error: str | None = None
     problems: dict[StageName, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def add(self, stage: StageName, problem: str, *, validation: bool = False) -> None:
@@ -48,7 +44,7 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        return not any(self.problems.values())
+        return not any(self.problems.values()) and self.simcheck_error is None
 
     @property
     def faithful_rate(self) -> float | None:
@@ -95,11 +91,13 @@ async def verify(
         return result
     result.simcheck = await run_simcheck(catalog, checkable, world, concurrency=concurrency, seed=seed)
     overall = result.simcheck.overall
-    if overall.unavailable == overall.steps:
+    if not any(step.fidelity is not None for step in result.simcheck.steps):
+        # Not one valid answer: the world model (or how it is reached) is at fault, not a reference.
         first = next((step.error for step in result.simcheck.steps if step.error), "")
-        raise WorldModelUnreachableError(
-            f"the world model {world.name} answered no step of simcheck: {first}"
+        result.simcheck_error = (
+            f"the world model {world.name} gave no valid answer to any step of simcheck: {first}"
         )
+        return result
     rate = overall.faithful.rate
     if rate is not None and rate < min_faithful:
         for step in result.simcheck.steps:

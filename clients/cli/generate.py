@@ -184,6 +184,8 @@ async def run(args: argparse.Namespace) -> int:
     accepted = sum(call.accepted for call in result.trail)
     if result.failure is not None:
         print(f"occusim generate: {result.failure}", file=sys.stderr)
+    elif result.verifications[-1].simcheck_error:
+        print(f"occusim generate: {result.verifications[-1].simcheck_error}", file=sys.stderr)
     elif not result.verified:
         remaining = sum(len(p) for p in result.verifications[-1].problems.values())
         print(

@@ -330,4 +330,19 @@ async def test_an_author_model_that_does_not_answer_stops_the_stage_it_was_asked
     assert result.failure is not None and result.failure.stage == "brief"
     assert "the author model did not answer" in result.failure.problems[0]
     assert "no scripted model named 'nobody-registered-this'" in result.failure.problems[0]
-    assert "**Stopped at the brief stage**" in write_generation(result, tmp_path)[0].read_text(encoding="utf-8")
+    assert "**Stopped at the brief stage**" in write_generation(result, tmp_path)[0].read_text(
+        encoding="utf-8"
+    )
+
+
+async def test_a_world_model_that_answers_no_step_leaves_the_draft_unverified_without_repairs(tmp_path):
+    author = ScriptedAuthor("unheard-author")
+
+    result = await generate_scenario(_settings(author, "scripted/no-world-registered"))
+
+    assert not result.verified and len(result.verifications) == 1
+    error = result.verifications[0].simcheck_error
+    assert error is not None and "gave no valid answer to any step of simcheck" in error
+    assert len(result.trail) == 5  # no stage is asked to repair what the world model's setting explains
+    sheet = write_generation(result, tmp_path)[1].read_text(encoding="utf-8")
+    assert "Not measured: the world model scripted/no-world-registered gave no valid answer" in sheet
