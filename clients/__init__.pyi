@@ -16,6 +16,13 @@ from ._conversation import result_text as result_text
 from ._conversation import system_prompt as system_prompt
 from ._cost_estimate import CostEstimate as CostEstimate
 from ._cost_estimate import model_price as model_price
+from ._generate import generate_scenario as generate_scenario
+from ._generate_author import AuthorSettings as AuthorSettings
+from ._generate_author import StageFailedError as StageFailedError
+from ._generate_output import GenerationOutputError as GenerationOutputError
+from ._generate_output import write_generation as write_generation
+from ._generate_result import GenerationResult as GenerationResult
+from ._generate_result import GenerationSettings as GenerationSettings
 from ._mcp_connect import connect as connect
 from ._mcp_connect import stdio_command as stdio_command
 from ._protocols import PROTOCOLS as PROTOCOLS

@@ -35,7 +35,8 @@ def _interval(share: Share) -> str:
     return "n/a" if share.ci is None else f"[{share.ci.low:.1%}, {share.ci.high:.1%}]"
 
 
-def _problems(step: CheckedStep) -> list[str]:
+def step_problems(step: CheckedStep) -> list[str]:
+    """What differed between a simulated step and its golden one, one line per kind of difference."""
     fidelity = step.fidelity
     if fidelity is None:
         return [f"{step.status}: {step.error}"]
@@ -83,7 +84,7 @@ def build_simcheck_report(result: SimcheckReport) -> Report:
         tables.append(Table(
             f"Steps that differ from the golden step ({len(wrong)}; the first {min(len(wrong), _EXAMPLES)})",
             ["Task", "Call", "Tool", "What differs"],
-            [[step.task_id, str(step.index + 1), step.tool, "; ".join(_problems(step))] for step in wrong[:_EXAMPLES]],
+            [[step.task_id, str(step.index + 1), step.tool, "; ".join(step_problems(step))] for step in wrong[:_EXAMPLES]],
             note="Every step is in the JSON file, with what differed."))
     return Report(f"occusim simcheck: {result.world_model}", facts, tables)
 

@@ -42,7 +42,7 @@ class AnswerBounds:
 
 SMALL_MODEL_BOUNDS = AnswerBounds()
 # Part of the cache key of local answers: raise it when the bounding changes, so old answers are not reused.
-BOUNDING_REVISION = 3
+BOUNDING_REVISION = 4
 
 
 def bounded_schema(schema: Any, bounds: AnswerBounds, *, patch_key: str = "state_patch") -> Any:
@@ -85,6 +85,10 @@ def _bound(schema: Any, bounds: AnswerBounds, patch_key: str, depth: int, *, fre
                                 bounds.max_patch_operations)
                 for name, sub in value.items()
             }
+        elif key in ("$defs", "definitions") and isinstance(value, dict):
+            # Definitions a `$ref` points to are bounded as the places that use them would be.
+            out[key] = {name: _bound(sub, bounds, patch_key, depth + 1, free_scalars=free_scalars)
+                        for name, sub in value.items()}
         elif key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf", "prefixItems"):
             out[key] = _bound(value, bounds, patch_key, depth + 1, free_scalars=free_scalars)
         else:

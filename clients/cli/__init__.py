@@ -16,6 +16,7 @@ from typing import NoReturn
 COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("occusim.clients.cli.list_cmd", "List the scenarios and tasks of the catalog and any --source."),
     "validate": ("occusim.clients.cli.validate", "Check scenario files: format, schemas, reference solutions."),
+    "generate": ("occusim.clients.cli.generate", "Draft a new scenario with an author model, verify it, write a review sheet."),
     "import": ("occusim.clients.cli.import_cmd", "Convert a public benchmark release to native scenario files."),
     "serve": ("occusim.clients.cli.serve", "Serve a task over MCP on stdio, or the whole catalog over HTTP."),
     "run": ("occusim.clients.cli.run", "Evaluate an agent on many tasks, fault modes and trials."),

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from occusim.clients.cli import main
+from tests.helpers._author import sound_scenario_data
 
 
 def _list(*args: str) -> subprocess.CompletedProcess[str]:
@@ -80,10 +81,11 @@ def test_markdown_table_of_the_catalog(scenario_data, write_scenario_yaml, capsy
     sources = [str(write_scenario_yaml(scenario_data(), "refill.yaml")), str(write_scenario_yaml(two, "two.yaml"))]
     assert main(["list", "--format", "markdown", "--no-bundled", *(f"--source={s}" for s in sources)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "| category | scenarios | tasks | occupations |",
-        "|---|---:|---:|---|",
-        "| Healthcare & Life Sciences | 2 | 2 | Pharmacist \\| dispensing, Pharmacy technician |",
-        "| **all** | **2** | **2** | |",
+        "| category | scenarios | tasks | reference steps: median (longest) | with 12+ steps | pass the gates "
+        "| occupations |",
+        "|---|---:|---:|---:|---:|---:|---|",
+        "| Healthcare & Life Sciences | 2 | 2 | 2 (2) | 0 | 0 | Pharmacist \\| dispensing, Pharmacy technician |",
+        "| **all** | **2** | **2** | **2 (2)** | **0** | **0** | |",
     ]
 
 
@@ -96,3 +98,25 @@ def test_the_readme_catalog_table_is_current(capsys):
     end = readme.index("<!-- end of catalog table -->")
     assert readme[readme.index("\n", start) + 1 : end] == table
     assert "| **all** |" in table
+
+
+def test_each_task_shows_its_reference_length_and_gate_status(scenario_data, write_scenario_yaml):
+    uncritical = scenario_data()  # its rubric marks no item critical: a gate fails
+    unreferenced = scenario_data()
+    unreferenced["id"] = "no-reference-desk"
+    unreferenced["tasks"] = [dict(uncritical["tasks"][0], id="no-reference-desk/one-refill", reference_solution=[])]
+    paths = [write_scenario_yaml(data, f"{name}.yaml") for name, data in
+             (("uncritical", uncritical), ("unreferenced", unreferenced), ("sound", sound_scenario_data()))]
+
+    done = _list(*(f"--source={path}" for path in paths), "--no-bundled", "--tasks")
+
+    assert done.returncode == 0, done.stderr
+
+    def cells(task_id: str) -> list[str]:
+        row = next(line for line in done.stdout.splitlines() if f" {task_id} " in line)
+        return [cell.strip() for cell in row.split("│")[1:-1]]
+
+    assert cells("refill-desk/one-refill")[:4] == ["refill-desk/one-refill", "1", "2", "pass"]
+    assert cells("example-refill-desk/one-refill")[2] == "2"
+    assert "has-critical-item" in cells("example-refill-desk/one-refill")[3]
+    assert cells("no-reference-desk/one-refill")[2:4] == ["0", "no reference"]

@@ -113,3 +113,18 @@ def test_objects_that_list_no_members_are_bounded_and_hold_only_scalars_outside_
     free = {"type": "object", "properties": {"plan": {"type": "object"}}}
     assert answer_token_cap(bounded_schema(free, BOUNDS), BOUNDS) > answer_token_cap(
         bounded_schema({"type": "object", "properties": {"plan": {"type": "boolean"}}}, BOUNDS), BOUNDS)
+
+
+def test_definitions_a_reference_points_to_are_bounded_too():
+    # pydantic writes nested models as `$ref`s into `$defs`: the answer's strings and lists live there.
+    schema = {"type": "object", "properties": {"rules": {"type": "array", "items": {"$ref": "#/$defs/Rule"}}},
+              "$defs": {"Rule": {"type": "object", "properties": {"text": {"type": "string"},
+                                                                  "numbers": {"type": "array",
+                                                                              "items": {"type": "string"}}}}}}
+
+    bounded = bounded_schema(schema, BOUNDS)
+
+    rule = bounded["$defs"]["Rule"]["properties"]
+    assert rule["text"]["maxLength"] == 50
+    assert rule["numbers"]["maxItems"] == 4 and rule["numbers"]["items"]["maxLength"] == 50
+    assert bounded["properties"]["rules"]["maxItems"] == 4
