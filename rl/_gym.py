@@ -36,12 +36,22 @@ class OccusimEnv(gym.Env[str, str]):
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, task_id: str | None = None, *, faults: FaultMode = "E0", world_model: str | None = None,
-                 judge_model: str | None = None, sources: list[str] | None = None, votes: int = 3,
-                 db: str | None = None, pool: RolloutPool | None = None) -> None:
+    def __init__(
+        self,
+        task_id: str | None = None,
+        *,
+        faults: FaultMode = "E0",
+        world_model: str | None = None,
+        judge_model: str | None = None,
+        sources: list[str] | None = None,
+        votes: int = 3,
+        db: str | None = None,
+        pool: RolloutPool | None = None,
+    ) -> None:
         self._owns_pool = pool is None
-        self.pool = pool or RolloutPool(sources=sources or [], world_model=world_model, judge_model=judge_model,
-                                        votes=votes, db=db)
+        self.pool = pool or RolloutPool(
+            sources=sources or [], world_model=world_model, judge_model=judge_model, votes=votes, db=db
+        )
         self.task_id = task_id or self.pool.task_ids()[0]
         self.pool.catalog.task(self.task_id)
         self.faults: FaultMode = faults
@@ -49,7 +59,9 @@ class OccusimEnv(gym.Env[str, str]):
         self.observation_space = spaces.Text(max_length=MAX_TEXT, min_length=0, charset=CHARSET)
         self.rollout: Rollout | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         options = options or {}
         if self.rollout is not None:
@@ -58,8 +70,10 @@ class OccusimEnv(gym.Env[str, str]):
         task_id = options.get("task_id", self.task_id)
         faults = options.get("faults", self.faults)
         self.rollout = self.pool.open(task_id, faults=faults, seed=episode_seed)
-        tools = [{"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
-                 for tool in self.rollout.tools]
+        tools = [
+            {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+            for tool in self.rollout.tools
+        ]
         observation = json.dumps({"task": self.rollout.brief, "tools": tools}, ensure_ascii=True)
         return observation, {"episode_id": self.rollout.id, "task_id": task_id, "seed": episode_seed}
 
@@ -73,13 +87,20 @@ class OccusimEnv(gym.Env[str, str]):
             return json.dumps(error, ensure_ascii=True), 0.0, False, False, {"invalid_action": True}
         tool, arguments = call
         result = rollout.call(tool, arguments)
-        info: dict[str, Any] = {"invalid_action": False, "is_error": result.is_error, "episode_id": rollout.id}
+        info: dict[str, Any] = {
+            "invalid_action": False,
+            "is_error": result.is_error,
+            "episode_id": rollout.id,
+        }
         observation = ascii_json(result.text)
         if not rollout.done:
             return observation, 0.0, False, False, info
         verdict = rollout.verdict
-        info.update(judged=verdict is not None and not verdict.unjudged, verdict=verdict,
-                    judge_error=rollout.judge_error)
+        info.update(
+            judged=verdict is not None and not verdict.unjudged,
+            verdict=verdict,
+            judge_error=rollout.judge_error,
+        )
         reward = verdict.score if verdict is not None and not verdict.unjudged else 0.0
         return observation, reward, True, False, info
 
@@ -104,5 +125,5 @@ def parse_action(action: str) -> tuple[str, dict[str, Any]] | str:
         return f'"arguments" must be a JSON object, got {type(arguments).__name__}'
     unknown = sorted(set(call) - {"tool", "arguments"})
     if unknown:
-        return f"unknown keys in the action: {', '.join(unknown)} (only \"tool\" and \"arguments\")"
+        return f'unknown keys in the action: {", ".join(unknown)} (only "tool" and "arguments")'
     return call["tool"], arguments

@@ -56,9 +56,18 @@ class RolloutPool:
     store insert and an MCP handshake in memory.
     """
 
-    def __init__(self, *, sources: Sequence[str | Path] = (), bundled: bool = True, world_model: str | None = None,
-                 judge_model: str | None = None, votes: int = 3, mode: SimulationMode = "tracked",
-                 db: str | Path | None = None, catalog: Catalog | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        sources: Sequence[str | Path] = (),
+        bundled: bool = True,
+        world_model: str | None = None,
+        judge_model: str | None = None,
+        votes: int = 3,
+        mode: SimulationMode = "tracked",
+        db: str | Path | None = None,
+        catalog: Catalog | None = None,
+    ) -> None:
         from occusim.environments import load_catalog
 
         self.catalog = catalog if catalog is not None else load_catalog(list(sources), bundled=bundled)
@@ -89,15 +98,26 @@ class RolloutPool:
 
             self._store = Store(self._db)
             await self._store.init()
-            self._service = EpisodeService(self.catalog, self._store, world_model=self.world_model,
-                                           judge=NATIVE.judge_hook(self.judge_model, self.catalog, votes=self.votes))
+            self._service = EpisodeService(
+                self.catalog,
+                self._store,
+                world_model=self.world_model,
+                judge=NATIVE.judge_hook(self.judge_model, self.catalog, votes=self.votes),
+            )
         return self._service
 
     def task_ids(self) -> list[str]:
         return list(self.catalog.tasks)
 
-    def open(self, task_id: str, *, faults: FaultMode = "E0", seed: int = 0, fault_count: int = 2,
-             fault_duration: int = 2) -> Rollout:
+    def open(
+        self,
+        task_id: str,
+        *,
+        faults: FaultMode = "E0",
+        seed: int = 0,
+        fault_count: int = 2,
+        fault_duration: int = 2,
+    ) -> Rollout:
         """Open an episode of `task_id` and an MCP client to it; UnknownTaskError for a task not served."""
         self.catalog.task(task_id)
         settings = FaultSettings(mode=faults, count=fault_count, duration=fault_duration, seed=seed)
@@ -111,6 +131,9 @@ class RolloutPool:
             return
         if self._store is not None:
             self.run(self._store.close())
+        # What else runs on the loop (open rollouts' clients, litellm's logging worker) ends before the loop does.
+        self.run(_cancel_other_tasks())
+        self.run(self._loop.shutdown_asyncgens())
         self._closed = True
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
@@ -118,6 +141,14 @@ class RolloutPool:
             self._loop.close()
         if self._folder is not None:
             self._folder.cleanup()
+
+
+async def _cancel_other_tasks() -> None:
+    current = asyncio.current_task()
+    others = [task for task in asyncio.all_tasks() if task is not current]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 class Rollout:
@@ -128,7 +159,9 @@ class Rollout:
         self.episode: Episode | None = None
         self.tools: list[types.Tool] = []
         self.brief = ""
-        self._calls: asyncio.Queue[tuple[Callable[[Client], Awaitable[Any]], asyncio.Future[Any]] | None] | None
+        self._calls: (
+            asyncio.Queue[tuple[Callable[[Client], Awaitable[Any]], asyncio.Future[Any]] | None] | None
+        )
         self._calls = None
         self._driver: asyncio.Task[None] | None = None
 
@@ -159,7 +192,9 @@ class Rollout:
 
     async def start(self, task_id: str, faults: FaultSettings) -> None:
         service = await self.pool.service()
-        episode = await service.create(task_id, faults=faults, mode=self.pool.mode, episode_id=uuid.uuid4().hex)
+        episode = await service.create(
+            task_id, faults=faults, mode=self.pool.mode, episode_id=uuid.uuid4().hex
+        )
         self.episode = episode
         self.brief = service.protocol.brief(episode)
         self._calls = asyncio.Queue()

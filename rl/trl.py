@@ -32,8 +32,14 @@ from ._rollouts import Rollout, RolloutError, RolloutPool
 
 log = logging.getLogger("occusim.rl")
 
-_SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict,
-                             "array": list}
+_SCALARS: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+}
 
 
 class OccusimToolEnv:
@@ -58,9 +64,13 @@ class OccusimToolEnv:
         task_id = row.get("task_id") or self.default_task
         task = self.pool.catalog.task(task_id)
         if self.pool.catalog.scenario_of(task).id != self.scenario_id:
-            raise RolloutError(f"task {task_id!r} is not one of scenario {self.scenario_id!r}, whose tools this "
-                               "class offers; build a class per scenario (environment_classes)")
-        self._rollout = self.pool.open(task_id, faults=row.get("faults") or "E0", seed=int(row.get("seed") or 0))
+            raise RolloutError(
+                f"task {task_id!r} is not one of scenario {self.scenario_id!r}, whose tools this "
+                "class offers; build a class per scenario (environment_classes)"
+            )
+        self._rollout = self.pool.open(
+            task_id, faults=row.get("faults") or "E0", seed=int(row.get("seed") or 0)
+        )
         return self._rollout.brief
 
     def get_reward(self) -> float | None:
@@ -71,8 +81,11 @@ class OccusimToolEnv:
             return 0.0
         verdict = rollout.verdict
         if verdict is None or verdict.unjudged:
-            log.warning("episode %s was not judged (%s): no reward", rollout.id,
-                        rollout.judge_error or "no judge model, or undecided checks")
+            log.warning(
+                "episode %s was not judged (%s): no reward",
+                rollout.id,
+                rollout.judge_error or "no judge model, or undecided checks",
+            )
             return None
         return verdict.score
 
@@ -86,8 +99,15 @@ class OccusimToolEnv:
         return self._rollout.call(tool, sent).text
 
 
-def environment_class(task_id: str, *, world_model: str | None = None, judge_model: str | None = None,
-                      sources: Sequence[str] = (), votes: int = 3, pool: RolloutPool | None = None) -> type[OccusimToolEnv]:
+def environment_class(
+    task_id: str,
+    *,
+    world_model: str | None = None,
+    judge_model: str | None = None,
+    sources: Sequence[str] = (),
+    votes: int = 3,
+    pool: RolloutPool | None = None,
+) -> type[OccusimToolEnv]:
     """A TRL environment class for the tasks of `task_id`'s scenario, its tools read from one of its episodes."""
     pool = pool or RolloutPool(sources=sources, world_model=world_model, judge_model=judge_model, votes=votes)
     task = pool.catalog.task(task_id)
@@ -97,19 +117,38 @@ def environment_class(task_id: str, *, world_model: str | None = None, judge_mod
         tools = probe.tools
     finally:
         probe.close()
-    members: dict[str, Any] = {"pool": pool, "default_task": task_id, "scenario_id": scenario.id,
-                               "__doc__": f"{scenario.occupation}: the tools of {scenario.name} as an occusim episode."}
+    members: dict[str, Any] = {
+        "pool": pool,
+        "default_task": task_id,
+        "scenario_id": scenario.id,
+        "__doc__": f"{scenario.occupation}: the tools of {scenario.name} as an occusim episode.",
+    }
     for tool in tools:
-        if not tool.name.isidentifier() or keyword.iskeyword(tool.name) or tool.name in members or \
-                tool.name.startswith("_") or hasattr(OccusimToolEnv, tool.name):
-            raise RolloutError(f"tool {tool.name!r} of scenario {scenario.id!r} cannot be a Python method name")
+        if (
+            not tool.name.isidentifier()
+            or keyword.iskeyword(tool.name)
+            or tool.name in members
+            or tool.name.startswith("_")
+            or hasattr(OccusimToolEnv, tool.name)
+        ):
+            raise RolloutError(
+                f"tool {tool.name!r} of scenario {scenario.id!r} cannot be a Python method name"
+            )
         members[tool.name] = tool_method(tool.name, tool.description or "", tool.input_schema)
-    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", scenario.id) if part) or "Scenario"
+    name = (
+        "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", scenario.id) if part) or "Scenario"
+    )
     return type(f"{name}Env", (OccusimToolEnv,), members)
 
 
-def environment_classes(task_ids: Sequence[str], *, world_model: str | None = None, judge_model: str | None = None,
-                        sources: Sequence[str] = (), votes: int = 3) -> dict[str, type[OccusimToolEnv]]:
+def environment_classes(
+    task_ids: Sequence[str],
+    *,
+    world_model: str | None = None,
+    judge_model: str | None = None,
+    sources: Sequence[str] = (),
+    votes: int = 3,
+) -> dict[str, type[OccusimToolEnv]]:
     """One class per scenario of `task_ids`, keyed by scenario id (TRL's dict `environment_factory`; each row's
     `environment` names its task's scenario). They share one catalog and one engine."""
     pool = RolloutPool(sources=sources, world_model=world_model, judge_model=judge_model, votes=votes)
@@ -138,9 +177,17 @@ def tool_method(name: str, description: str, schema: dict[str, Any]) -> Callable
         if key not in required:
             hint = hint | None
         annotations[key] = hint
-        parameters.append(inspect.Parameter(key, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hint,
-                                            default=inspect.Parameter.empty if key in required else None))
-        lines.append(f"    {key}: {_one_line(properties[key].get('description', '')) or _described(properties[key])}")
+        parameters.append(
+            inspect.Parameter(
+                key,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=hint,
+                default=inspect.Parameter.empty if key in required else None,
+            )
+        )
+        lines.append(
+            f"    {key}: {_one_line(properties[key].get('description', '')) or _described(properties[key])}"
+        )
     annotations["return"] = str
 
     def method(self: OccusimToolEnv, **arguments: Any) -> str:
@@ -155,8 +202,12 @@ def tool_method(name: str, description: str, schema: dict[str, Any]) -> Callable
 
 def python_type(schema: dict[str, Any]) -> Any:
     """The Python type hint `get_json_schema` turns back into (roughly) this JSON schema."""
-    if "enum" in schema and schema["enum"] and all(isinstance(value, str | int | float | bool) for value in schema["enum"]):
-        return Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+    if (
+        "enum" in schema
+        and schema["enum"]
+        and all(isinstance(value, str | int | float | bool) for value in schema["enum"])
+    ):
+        return Literal.__getitem__(tuple(schema["enum"]))
     kind = schema.get("type")
     if isinstance(kind, list):
         types = [python_type({**schema, "type": one}) for one in kind if one != "null"]
@@ -166,7 +217,7 @@ def python_type(schema: dict[str, Any]) -> Any:
         return hint | None if "null" in kind else hint
     if kind == "array":
         items = schema.get("items")
-        return list[python_type(items)] if isinstance(items, dict) and items else list
+        return list.__class_getitem__(python_type(items)) if isinstance(items, dict) and items else list
     if kind == "object":
         return dict
     return _SCALARS.get(kind, Any) if isinstance(kind, str) else Any
@@ -179,4 +230,3 @@ def _described(schema: dict[str, Any]) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-

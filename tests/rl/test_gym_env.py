@@ -17,8 +17,13 @@ from tests.helpers.triage_worlds import TRIAGE_WORLD
 
 @pytest.fixture
 def env(tmp_path: Path) -> OccusimEnv:
-    made = OccusimEnv(CHEST_PAIN, world_model=TRIAGE_WORLD, judge_model=passing_judge(),
-                      sources=[str(write_triage_source(tmp_path))], db=str(tmp_path / "episodes.db"))
+    made = OccusimEnv(
+        CHEST_PAIN,
+        world_model=TRIAGE_WORLD,
+        judge_model=passing_judge(),
+        sources=[str(write_triage_source(tmp_path))],
+        db=str(tmp_path / "episodes.db"),
+    )
     yield made
     made.close()
 
@@ -31,13 +36,19 @@ def test_gymnasium_checker_accepts_the_environment(env: OccusimEnv) -> None:
     check_env(env, skip_render_check=True)
 
 
-def test_reset_opens_an_episode_with_the_brief_and_tools_without_reloading_the_catalog(env: OccusimEnv) -> None:
+def test_reset_opens_an_episode_with_the_brief_and_tools_without_reloading_the_catalog(
+    env: OccusimEnv,
+) -> None:
     catalog = env.pool.catalog
     observation, info = env.reset(seed=7)
     opened = json.loads(observation)
     assert "chest pain" in opened["task"]
     assert [tool["name"] for tool in opened["tools"]] == [
-        "list_patients", "get_patient", "set_priority", "submit_result"]
+        "list_patients",
+        "get_patient",
+        "set_priority",
+        "submit_result",
+    ]
     first = info["episode_id"]
     _, info = env.reset(seed=7)
     assert info["episode_id"] != first
@@ -57,7 +68,9 @@ def test_an_invalid_action_is_an_error_observation_not_a_crash(env: OccusimEnv) 
 
 
 @pytest.mark.parametrize("priority", [1, 2])
-def test_the_reward_is_the_verdict_occusim_judge_gives(env: OccusimEnv, tmp_path: Path, priority: int) -> None:
+def test_the_reward_is_the_verdict_occusim_judge_gives(
+    env: OccusimEnv, tmp_path: Path, priority: int
+) -> None:
     _, info = env.reset(seed=3)
     observation, reward, terminated, _, _ = env.step(act("set_priority", patient_id="P1", priority=priority))
     assert json.loads(observation) == {"ok": True, "patient_id": "P1", "priority": priority}
@@ -66,9 +79,24 @@ def test_the_reward_is_the_verdict_occusim_judge_gives(env: OccusimEnv, tmp_path
     assert (terminated, truncated, end["judged"]) == (True, False, True)
     assert json.loads(observation)["status"] == "judged"
     judged = subprocess.run(
-        [PYTHON, "-m", "occusim", "judge", info["episode_id"], "--db", str(tmp_path / "episodes.db"), "--source",
-         str(tmp_path / "triage-desk.yaml"), "--skip-llm", "--json"],
-        capture_output=True, text=True, check=True, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        [
+            PYTHON,
+            "-m",
+            "occusim",
+            "judge",
+            info["episode_id"],
+            "--db",
+            str(tmp_path / "episodes.db"),
+            "--source",
+            str(tmp_path / "triage-desk.yaml"),
+            "--skip-llm",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
     assert reward == json.loads(judged.stdout)["score"] == (1.0 if priority == 1 else 0.0)
     with pytest.raises(Exception, match="reset"):
         env.step(act("list_patients"))

@@ -17,22 +17,29 @@ from tests.helpers.triage_worlds import TRIAGE_WORLD
 @pytest.fixture(scope="module")
 def triage_class(tmp_path_factory: pytest.TempPathFactory) -> type[OccusimToolEnv]:
     folder = tmp_path_factory.mktemp("trl")
-    pool = RolloutPool(sources=[write_triage_source(folder)], world_model=TRIAGE_WORLD, judge_model=passing_judge())
+    pool = RolloutPool(
+        sources=[write_triage_source(folder)], world_model=TRIAGE_WORLD, judge_model=passing_judge()
+    )
     yield environment_class(CHEST_PAIN, pool=pool)
     pool.close()
 
 
 def tools_of(cls: type) -> list[str]:
     # How TRL's GRPOTrainer finds the tools: the public functions of the class, reset and get_reward aside.
-    return [name for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
-            if name not in ("reset", "get_reward") and not name.startswith("_")]
+    return [
+        name
+        for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
+        if name not in ("reset", "get_reward") and not name.startswith("_")
+    ]
 
 
 def test_the_methods_are_the_episodes_tools_typed_and_documented(triage_class: type[OccusimToolEnv]) -> None:
     assert tools_of(triage_class) == ["get_patient", "list_patients", "set_priority", "submit_result"]
     signature = inspect.signature(triage_class.set_priority)
     assert [(p.name, p.annotation, p.default) for p in signature.parameters.values()][1:] == [
-        ("patient_id", str, inspect.Parameter.empty), ("priority", int, inspect.Parameter.empty)]
+        ("patient_id", str, inspect.Parameter.empty),
+        ("priority", int, inspect.Parameter.empty),
+    ]
     assert triage_class.set_priority.__doc__.splitlines()[0] == "Set a patient's triage priority."
     assert "Args:" in triage_class.set_priority.__doc__
     assert list(inspect.signature(triage_class.list_patients).parameters) == ["self"]
@@ -45,7 +52,9 @@ def test_json_schema_types_become_python_hints() -> None:
     assert python_type({"type": "object", "properties": {}}) is dict
 
 
-def test_an_instance_plays_one_episode_per_reset_rewarded_by_the_verdict(triage_class: type[OccusimToolEnv]) -> None:
+def test_an_instance_plays_one_episode_per_reset_rewarded_by_the_verdict(
+    triage_class: type[OccusimToolEnv],
+) -> None:
     env = triage_class()
     with pytest.raises(RolloutError, match="reset"):
         env.set_priority(patient_id="P1", priority=1)
@@ -62,6 +71,8 @@ def test_an_instance_plays_one_episode_per_reset_rewarded_by_the_verdict(triage_
 
 
 def test_a_row_of_another_scenario_is_refused(triage_class: type[OccusimToolEnv]) -> None:
-    other = next(task_id for task_id in triage_class.pool.catalog.tasks if not task_id.startswith("triage-desk/"))
+    other = next(
+        task_id for task_id in triage_class.pool.catalog.tasks if not task_id.startswith("triage-desk/")
+    )
     with pytest.raises(RolloutError, match="scenario"):
         triage_class().reset(task_id=other)
