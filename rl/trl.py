@@ -169,29 +169,38 @@ def tool_method(name: str, description: str, schema: dict[str, Any]) -> Callable
     lines = [_one_line(description) or f"Call {name}.", ""]
     if properties:
         lines.append("Args:")
+    # A property named as a Python keyword (`from`) becomes a parameter with an underscore (`from_`).
+    renamed: dict[str, str] = {}
     # Required parameters first: Python wants those without a default before the others.
     for key in sorted(properties, key=lambda key: key not in required):
-        if not key.isidentifier() or keyword.iskeyword(key):
+        parameter = f"{key}_" if keyword.iskeyword(key) else key
+        if (
+            not parameter.isidentifier()
+            or parameter in renamed
+            or parameter in properties
+            and parameter != key
+        ):
             raise RolloutError(f"parameter {key!r} of tool {name!r} cannot be a Python parameter name")
+        renamed[parameter] = key
         hint = python_type(properties[key])
         if key not in required:
             hint = hint | None
-        annotations[key] = hint
+        annotations[parameter] = hint
         parameters.append(
             inspect.Parameter(
-                key,
+                parameter,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
                 annotation=hint,
                 default=inspect.Parameter.empty if key in required else None,
             )
         )
         lines.append(
-            f"    {key}: {_one_line(properties[key].get('description', '')) or _described(properties[key])}"
+            f"    {parameter}: {_one_line(properties[key].get('description', '')) or _described(properties[key])}"
         )
     annotations["return"] = str
 
     def method(self: OccusimToolEnv, **arguments: Any) -> str:
-        return self._call(name, arguments)
+        return self._call(name, {renamed.get(key, key): value for key, value in arguments.items()})
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = "\n".join(lines).rstrip()

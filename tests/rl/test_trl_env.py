@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from occusim.rl import RolloutError, RolloutPool
-from occusim.rl.trl import OccusimToolEnv, environment_class, python_type
+from occusim.rl.trl import OccusimToolEnv, environment_class, python_type, tool_method
 from tests.helpers import CHEST_PAIN, passing_judge, write_triage_source
 from tests.helpers.triage_worlds import TRIAGE_WORLD
 
@@ -76,3 +76,16 @@ def test_a_row_of_another_scenario_is_refused(triage_class: type[OccusimToolEnv]
     )
     with pytest.raises(RolloutError, match="scenario"):
         triage_class().reset(task_id=other)
+
+
+def test_a_parameter_named_as_a_python_keyword_gets_an_underscore() -> None:
+    schema = {"type": "object", "properties": {"from": {"type": "string", "description": "Start date."}}}
+    method = tool_method("get_audit_log", "Read the log.", schema)
+    assert list(inspect.signature(method).parameters) == ["self", "from_"]
+    assert "from_: Start date." in (method.__doc__ or "")
+
+    class Recorder:
+        def _call(self, tool: str, arguments: dict[str, object]) -> str:
+            return f"{tool} {arguments}"
+
+    assert method(Recorder(), from_="2026-01-01") == "get_audit_log {'from': '2026-01-01'}"
