@@ -1,5 +1,7 @@
-"""occusim tasks inside reinforcement-learning loops: thin adapters over the episode API for Gymnasium,
-TRL, verifiers and OpenEnv (each framework's own package is imported only by its adapter, on use)."""
+"""occusim tasks inside reinforcement-learning loops, in process: a Gymnasium environment (`OccusimEnv`) and
+classes for TRL's `environment_factory` (`occusim.rl.trl`) over a pool of episodes (`RolloutPool`).
+Gymnasium is imported only when `OccusimEnv` is used; TRL never. OpenEnv is served by `occusim serve --openenv`
+(occusim.service), and verifiers runs the taskset in `integrations/verifiers`, a client of the episode API."""
 
 from __future__ import annotations
 
