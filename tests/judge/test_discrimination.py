@@ -121,8 +121,8 @@ def test_the_bundled_catalog_passes_every_gate(tmp_path, capsys) -> None:
     assert all(any(b["kind"] == "minus-step" for b in task["baselines"]) for task in report["tasks"])
     assert code == 0
     assert printed.err.splitlines() == [
-        "ok: 40 scenarios, 120 tasks, 0 errors",
-        "ok: 120 tasks gated, 0 failing a gate, 0 not gateable; do-nothing scores up to 0",
+        f"ok: {len(CATALOG.scenarios)} scenarios, {len(CATALOG.tasks)} tasks, 0 errors",
+        f"ok: {len(CATALOG.tasks)} tasks gated, 0 failing a gate, 0 not gateable; do-nothing scores up to 0",
     ]
 
 

@@ -61,4 +61,5 @@ def test_catalog_covers_every_category_with_three_difficulties():
     by_scenario: dict[str, list[int]] = {}
     for task in TASKS:
         by_scenario.setdefault(task.scenario or "", []).append(task.difficulty)
-    assert all(sorted(levels) == [1, 2, 3] for levels in by_scenario.values()), by_scenario
+    # Three tasks or more, at least one at each difficulty.
+    assert all(len(levels) >= 3 and set(levels) == {1, 2, 3} for levels in by_scenario.values()), by_scenario
