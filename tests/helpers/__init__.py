@@ -23,6 +23,7 @@ from ._judges import (
 )
 from ._nginx import NginxProxy, nginx_config, nginx_executable
 from ._occubench import occubench_sample_path
+from ._openenv_served import openenv_served
 from ._postgres import POSTGRES_URL, drop_schema
 from ._prompts import tracked_call
 from ._provider import HANG, STUB_KEY, ProviderStub, Reply, completion_body, provider_stub
@@ -136,6 +137,7 @@ __all__ = [
     "drop_schema",
     "fails_answer",
     "free_port",
+    "openenv_served",
     "garbage",
     "garbage_then",
     "hosted_settings",

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import occusim.environments
-
 from occusim.environments import EpisodeRecord, LlmItem, StepRecord, load_catalog, load_yaml
 from occusim.judge import derive_baselines, judge, score_baseline
 

@@ -14,7 +14,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from occusim.server import Store
-from tests.helpers import CHEST_PAIN, PYTHON, free_port, server_env, wait_healthy, write_triage_source
+from tests.helpers import CHEST_PAIN, PYTHON, openenv_served, server_env, write_triage_source
 
 JUDGE = "scripted/deterministic-only"
 
@@ -22,41 +22,8 @@ JUDGE = "scripted/deterministic-only"
 @pytest.fixture
 def openenv_server(tmp_path):
     """A served triage source (world model scripted/triage, the deterministic judge); yields its base URL."""
-    port = free_port()
-    source = write_triage_source(tmp_path)
-    log = tmp_path / "serve.log"
-    process = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "occusim",
-            "serve",
-            "--openenv",
-            "--source",
-            str(source),
-            "--no-bundled",
-            "--db",
-            str(tmp_path / "episodes.db"),
-            "--world-model",
-            "scripted/triage",
-            "--judge-model",
-            JUDGE,
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        env=server_env(tmp_path),
-        stderr=log.open("w"),
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        asyncio.run(wait_healthy([base], [process], health="/health"))
+    with openenv_served(tmp_path, JUDGE) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    assert "Traceback" not in log.read_text(), log.read_text()
 
 
 async def exchange(ws: Any, message: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from occusim.server import Store
-from tests.helpers import CHEST_PAIN, PYTHON, free_port, server_env, wait_healthy, write_triage_source
+from tests.helpers import CHEST_PAIN, openenv_served
 
 HERE = Path(__file__).parent
 VENVS = HERE.parents[1] / ".cache" / "rl-interop"
@@ -47,40 +47,8 @@ def framework_python() -> Callable[[str], Path]:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
     """`occusim serve --openenv` on the triage source, judged by the deterministic judge; yields its URL."""
-    port = free_port()
-    log = tmp_path / "serve.log"
-    process = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "occusim",
-            "serve",
-            "--openenv",
-            "--source",
-            str(write_triage_source(tmp_path)),
-            "--no-bundled",
-            "--db",
-            str(tmp_path / "episodes.db"),
-            "--world-model",
-            "scripted/triage",
-            "--judge-model",
-            "scripted/deterministic-only",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        env=server_env(tmp_path),
-        stderr=log.open("w"),
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        asyncio.run(wait_healthy([base], [process], health="/health"))
+    with openenv_served(tmp_path) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    assert "Traceback" not in log.read_text(), log.read_text()
 
 
 def play(python: Path, base: str, tmp_path: Path) -> dict[str, Any]:
