@@ -119,13 +119,10 @@ def misderive_field(step: GoldenStep, rng: random.Random) -> Broken | None:
     """A field the scenario declares computed from others (a line's amount) reported off its formula, by an
     object that names its record and copies the field; where the patch writes the field, written so too,
     as a simulator that computed it wrong would."""
-    if step.failed:
+    chosen = _misderived_target(step, rng)
+    if chosen is None:
         return None
-    targets = _derived_targets(step)
-    if not targets:
-        return None
-    path, field, held, record, tolerance = rng.choice(targets)
-    wrong = _misderived(held, tolerance, rng)
+    path, field, record, wrong = chosen
     patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
     return _keep(step, observation=_set(step.observation, pointer(path, field), wrong), patch=patch)
 
@@ -134,18 +131,27 @@ def misderive_held_field(step: GoldenStep, rng: random.Random) -> Broken | None:
     """A derived field reported just as the state holds it, where the state holds it off its formula, as an
     earlier answer that computed it wrong would have written it: the state agrees with the observation, so
     only the field's formula tells."""
+    chosen = _misderived_target(step, rng)
+    if chosen is None:
+        return None
+    path, field, record, wrong = chosen
+    before = copy.deepcopy(step.before)
+    if _resolves(before, pointer(record.path, field)):
+        jsonpointer.set_pointer(before, pointer(record.path, field), wrong)
+    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
+    return Broken(_set(step.observation, pointer(path, field), wrong), patch, step.arguments, step.tool, before)
+
+
+def _misderived_target(step: GoldenStep, rng: random.Random) -> tuple[str, str, CollectionRecord, float] | None:
+    """One derived field of a step that succeeded (observed object, field, record) and a value off its
+    formula, or None where the step reports none."""
     if step.failed:
         return None
     targets = _derived_targets(step)
     if not targets:
         return None
     path, field, held, record, tolerance = rng.choice(targets)
-    wrong = _misderived(held, tolerance, rng)
-    before = copy.deepcopy(step.before)
-    if _resolves(before, pointer(record.path, field)):
-        jsonpointer.set_pointer(before, pointer(record.path, field), wrong)
-    patch = [_rewritten(op, record.path, field, wrong) for op in step.patch]
-    return Broken(_set(step.observation, pointer(path, field), wrong), patch, step.arguments, step.tool, before)
+    return path, field, record, _misderived(held, tolerance, rng)
 
 
 def _derived_targets(step: GoldenStep) -> list[tuple[str, str, float, CollectionRecord, float]]:
