@@ -1,5 +1,6 @@
 """The one safe YAML reader of scenario and config files: bounded size, nesting and alias expansion (no
-"billion laughs"), and no duplicate keys."""
+"billion laughs"), no duplicate keys, and only string keys (YAML 1.1 reads an unquoted `on:` as `true`
+and `101:` as an integer; JSON, which scenarios are, has string keys only)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class YamlLoadError(OccusimError, ValueError):
 
 
 class _Loader(_BASE_LOADER):
-    """The safe loader that refuses a key given twice in one mapping (merge keys `<<` may still override)."""
+    """The safe loader that refuses a key given twice in one mapping (merge keys `<<` may still override)
+    and a key that is not text."""
 
     def construct_mapping(self, node: Node, deep: bool = False) -> Any:
         if isinstance(node, MappingNode):
@@ -38,20 +40,26 @@ class _Loader(_BASE_LOADER):
                 if key_node.tag == _MERGE_TAG:
                     continue
                 key = self.construct_object(key_node, deep=deep)
-                try:
-                    first = seen.setdefault(key, key_node.start_mark)
-                except TypeError:
-                    continue  # an unhashable key: the base loader reports it
+                if not isinstance(key, str):
+                    raise YamlLoadError(_not_a_string_key(key_node, key), _where(key_node.start_mark))
+                first = seen.setdefault(key, key_node.start_mark)
                 if first is not key_node.start_mark:
                     raise YamlLoadError(f"duplicate key {key!r} (first given at line {first.line + 1}); "
                                         "give each key once", _where(key_node.start_mark))
         return super().construct_mapping(node, deep=deep)
 
 
+def _not_a_string_key(node: Node, key: Any) -> str:
+    if isinstance(node, ScalarNode):
+        return (f"the key {node.value!r} is read as {type(key).__name__} {key!r}, not as text; "
+                f"quote it ('\"{node.value}\":') to mean the text")
+    return f"a mapping key must be text, not a {type(key).__name__}"
+
+
 def load_yaml(text: str) -> Any:
-    """Parse one YAML document. Raises YamlLoadError for invalid YAML, a duplicate key, or a document
-    over MAX_YAML_CHARS characters, nested deeper than MAX_YAML_DEPTH or expanding (aliases written out)
-    to more than MAX_YAML_NODES values."""
+    """Parse one YAML document. Raises YamlLoadError for invalid YAML, a duplicate key, a key that is not
+    text, or a document over MAX_YAML_CHARS characters, nested deeper than MAX_YAML_DEPTH or expanding
+    (aliases written out) to more than MAX_YAML_NODES values."""
     if len(text) > MAX_YAML_CHARS:
         raise YamlLoadError(f"the document has {len(text)} characters, over the limit of {MAX_YAML_CHARS}")
     loader = _Loader(text)

@@ -1,5 +1,6 @@
 """The one YAML reader of scenario and config files refuses alias bombs, recursive aliases, duplicate keys,
-overlong or overdeep documents and non-UTF-8 files, each with a clear error, before anything is served."""
+keys that are not text, overlong or overdeep documents and non-UTF-8 files, each with a clear error, before
+anything is served."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def test_an_alias_bomb_in_initial_state_fails_loading_and_validate(scenario_data
     ("id: one\nname: x\nid: two\n", "duplicate key 'id' (first given at line 1); give each key once"),
     ("- " * 300 + "x\n", "nested deeper than the limit of 200 levels"),
     ("a: [\n", "invalid YAML: did not find expected node content"),
+    ("review:\n  on: '2026-06-19'\n", "the key 'on' is read as bool True, not as text; quote it ('\"on\":') "
+     "to mean the text"),
+    ("beds:\n  101: 2\n", "the key '101' is read as int 101, not as text; quote it ('\"101\":') to mean the text"),
+    ("? [a, b]\n: 1\n", "a mapping key must be text, not a list"),
 ])
 def test_each_refused_document_says_why_and_where(text, message):
     with pytest.raises(YamlLoadError) as raised:
@@ -53,6 +58,18 @@ def test_plain_documents_merge_keys_and_shared_anchors_still_load():
 def test_an_oversized_document_is_refused_before_parsing():
     with pytest.raises(YamlLoadError, match=f"over the limit of {MAX_YAML_CHARS}"):
         load_yaml("#" * (MAX_YAML_CHARS + 1))
+
+
+def test_an_unquoted_boolean_key_in_a_state_patch_is_a_scenario_error_where_it_stands(scenario_data,
+                                                                                       write_scenario_yaml):
+    text = yaml.safe_dump(scenario_data(), sort_keys=False)
+    path = write_scenario_yaml(text.replace("initial_state:\n", "initial_state:\n  review:\n    on: '2026-06-19'\n", 1))
+
+    [error] = validate_sources([path]).errors
+
+    assert error.location.startswith("line ") and "the key 'on' is read as bool True" in error.message
+    assert load_yaml(text.replace("initial_state:\n", "initial_state:\n  review:\n    'on': '2026-06-19'\n", 1))[
+        "initial_state"]["review"] == {"on": "2026-06-19"}
 
 
 def test_duplicate_keys_and_non_utf8_scenario_files_are_scenario_errors(scenario_data, write_scenario_yaml,
