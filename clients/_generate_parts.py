@@ -73,13 +73,30 @@ class ToolsPart(_Part):
     state_schema: dict[str, Any] = Field(description="JSON Schema the state must keep satisfying.")
     initial_state: dict[str, Any] = Field(min_length=1)
 
-    @model_validator(mode="after")
-    def _distinct_names(self) -> ToolsPart:
-        names = [tool.name for tool in self.tools]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if twice:
-            raise ValueError(f"tool names used twice: {twice}")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _first_of_each_name(cls, data: Any) -> Any:
+        """Keep the first tool of each name. Small models repeat a tool in an otherwise sound answer, again
+        when told: the repeat is dropped and named in `unsure`, so that the reviewer sees it."""
+        if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+            return data
+        kept: list[Any] = []
+        seen: set[str] = set()
+        dropped: list[str] = []
+        for tool in data["tools"]:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if isinstance(name, str):
+                if name in seen:
+                    dropped.append(name)
+                    continue
+                seen.add(name)
+            kept.append(tool)
+        if not dropped:
+            return data
+        unsure = data.get("unsure") if isinstance(data.get("unsure"), list) else []
+        notes = [f"the tool {name!r} was given more than once; only its first definition was kept" for name in
+                 sorted(set(dropped))]
+        return {**data, "tools": kept, "unsure": [*unsure, *notes]}
 
 
 class DraftTask(BaseModel):

@@ -125,6 +125,24 @@ async def test_an_initial_state_outside_its_schema_goes_back_to_the_tools_stage(
     )
 
 
+async def test_a_tool_given_twice_keeps_its_first_definition_and_the_sheet_names_it(tmp_path):
+    tools = sound_part("tools")
+    repeat = copy.deepcopy(tools["tools"][0])
+    repeat["description"] = "A second, different definition under the same name."
+    tools["tools"].append(repeat)
+    author = ScriptedAuthor("repeat-author", {"tools": [tools]})
+
+    result = await generate_scenario(_settings(author, _world("repeat-world")))
+
+    assert result.verified and author.calls("tools") == 1
+    assert result.scenario is not None
+    [kept] = [tool for tool in result.scenario.tools if tool.name == repeat["name"]]
+    assert kept.description == sound_part("tools")["tools"][0]["description"]
+    assert len(result.scenario.tools) == len(sound_part("tools")["tools"])
+    sheet = next(path for path in write_generation(result, tmp_path) if path.suffix == ".md")
+    assert f"the tool {repeat['name']!r} was given more than once" in sheet.read_text(encoding="utf-8")
+
+
 async def test_tasks_must_be_as_many_as_asked_and_each_id_once():
     tasks = sound_part("tasks")
     tasks["tasks"].append(copy.deepcopy(tasks["tasks"][0]))
