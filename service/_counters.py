@@ -14,6 +14,8 @@ from typing import Any, Protocol
 from occusim.environments import OccusimError
 
 SOCKET_SECONDS = 30.0
+# Connections one process keeps to Redis; each command holds one for well under a millisecond.
+CONNECTIONS = 64
 # One atomic step in Redis: add, floor at 0, and renew the expiry.
 _ADD = """
 local total = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
@@ -114,11 +116,15 @@ class RedisCounters:
         try:
             # A saturated replica's event loop can run late by seconds: time out generously, and retry what
             # a dropped connection or a timeout interrupted.
-            self._redis: Any = redis.asyncio.Redis.from_url(
-                url, socket_timeout=SOCKET_SECONDS, socket_connect_timeout=SOCKET_SECONDS,
+            # Past its connections, redis-py's default pool fails a command ("Too many connections"); this
+            # one makes it wait for a free connection, as long as a command may take.
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                url, max_connections=CONNECTIONS, timeout=SOCKET_SECONDS,
+                socket_timeout=SOCKET_SECONDS, socket_connect_timeout=SOCKET_SECONDS,
                 retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),
                 retry_on_error=[ConnectionError, TimeoutError], health_check_interval=30,
             )
+            self._redis: Any = redis.asyncio.Redis.from_pool(pool)  # closing the client closes the pool
         except ValueError as error:
             raise CountersUnavailableError(f"--redis {_shown(url)}: {error}") from None
         self._add = self._redis.register_script(_ADD)

@@ -48,3 +48,15 @@ async def test_a_release_after_expiry_cannot_drive_a_count_negative(kind):
         assert await counters.value("spend") == 0
     finally:
         await counters.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_more_concurrent_changes_than_connections_wait_for_one_and_all_count(kind):
+    # A replica under load changes counters for every call at once: far more changes in flight than the
+    # client keeps connections. They queue for a connection; none fails for want of one.
+    counters = _counters(kind)
+    try:
+        await asyncio.gather(*(counters.add("calls:alice", 1, ttl=60) for _ in range(1000)))
+        assert await counters.value("calls:alice") == 1000
+    finally:
+        await counters.close()
