@@ -1,8 +1,8 @@
 """N replicas behind one address: nginx (Debian's package, round robin, no stickiness) in front of service
 replicas sharing PostgreSQL and Redis. Sessions of both protocol eras are spread over the replicas request by
-request. The load test (`load` marker) drives OCCUSIM_PROXY_SESSIONS new-protocol sessions (default 200) and
-OCCUSIM_PROXY_LEGACY_SESSIONS handshake-era sessions (default 50) at once through the proxy, with timeouts
-that allow for a 2-core machine (OCCUSIM_LOAD_SECONDS, default 900)."""
+request. The load test (`load` marker) drives OCCUSIM_PROXY_SESSIONS new-protocol sessions (default 800) and
+OCCUSIM_PROXY_LEGACY_SESSIONS handshake-era sessions (default 200) at once through the proxy: 1,000 concurrent
+sessions on two replicas, with timeouts that allow for a 2-core machine (OCCUSIM_LOAD_SECONDS, default 900)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from tests.helpers import (
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
-MODERN_SESSIONS = int(os.environ.get("OCCUSIM_PROXY_SESSIONS", "200"))
-LEGACY_SESSIONS = int(os.environ.get("OCCUSIM_PROXY_LEGACY_SESSIONS", "50"))
+MODERN_SESSIONS = int(os.environ.get("OCCUSIM_PROXY_SESSIONS", "800"))
+LEGACY_SESSIONS = int(os.environ.get("OCCUSIM_PROXY_LEGACY_SESSIONS", "200"))
 CALLS = int(os.environ.get("OCCUSIM_LOAD_CALLS", "4"))
 SECONDS = float(os.environ.get("OCCUSIM_LOAD_SECONDS", "900"))
 MODEL_DELAY = "0.05"
