@@ -63,7 +63,7 @@ class AuthorSettings:
 
 
 def _first_message(stage: Stage, draft: Draft, settings: AuthorSettings, repair: list[str] | None) -> str:
-    schema = json.dumps(stage.response_schema(), separators=(",", ":"))
+    schema = json.dumps(stage.response_schema(draft, settings.task_count), separators=(",", ":"))
     text = [
         stage.prompt(draft, settings.task_count),
         "",
@@ -121,7 +121,7 @@ async def ask_stage(
             completion = await complete(
                 settings.model,
                 messages,
-                response_schema=stage.response_schema(),
+                response_schema=stage.response_schema(draft, settings.task_count),
                 temperature=settings.temperature,
                 max_tokens=settings.max_tokens,
                 timeout=settings.timeout,

@@ -81,8 +81,17 @@ class Stage:
             occupation=draft.occupation, category=draft.category, count=task_count
         )
 
-    def response_schema(self) -> dict[str, Any]:
-        return self.part.model_json_schema()
+    def response_schema(self, draft: Draft | None = None, task_count: int | None = None) -> dict[str, Any]:
+        """The part's JSON Schema; given the draft, its list of tasks (or of their rubrics or references) has
+        exactly as many entries as there are tasks, so that constrained decoding writes no more and no fewer."""
+        schema = self.part.model_json_schema()
+        if draft is None:
+            return schema
+        per_task = self.name in ("rubrics", "references")
+        count = task_count if self.name == "tasks" else len(draft.task_ids()) if per_task else None
+        if count:
+            schema["properties"][self.name] |= {"minItems": count, "maxItems": count}
+        return schema
 
     def with_part(self, draft: Draft, part: Part) -> Draft:
         """`draft` with this stage's part replaced by `part`."""

@@ -143,6 +143,19 @@ async def test_a_tool_given_twice_keeps_its_first_definition_and_the_sheet_names
     assert f"the tool {repeat['name']!r} was given more than once" in sheet.read_text(encoding="utf-8")
 
 
+async def test_the_schemas_sent_ask_for_as_many_tasks_rubrics_and_references_as_tasks():
+    # Under constrained decoding (the local model) the schema is what the answer can be: its lists are sized.
+    author = ScriptedAuthor("sized-author")
+
+    await generate_scenario(_settings(author, _world("sized-world")))
+
+    tasks_wanted = len(sound_part("tasks")["tasks"])
+    for stage in ("tasks", "rubrics", "references"):
+        listed = author.schemas[stage][0]["properties"][stage]
+        assert (listed["minItems"], listed["maxItems"]) == (tasks_wanted, tasks_wanted), stage
+    assert "maxItems" not in author.schemas["tools"][0]["properties"]["tools"]
+
+
 async def test_tasks_must_be_as_many_as_asked_and_each_id_once():
     tasks = sound_part("tasks")
     tasks["tasks"].append(copy.deepcopy(tasks["tasks"][0]))

@@ -37,7 +37,7 @@ def test_the_local_model_drafts_a_schema_valid_scenario(tmp_path):
             "--rounds",
             "0",
             "--max-tokens",
-            "1536",
+            "2048",
             "--concurrency",
             "1",
             "--no-cache",

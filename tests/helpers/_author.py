@@ -161,11 +161,13 @@ class ScriptedAuthor:
     def __init__(self, name: str, queued: dict[str, list[Any]] | None = None) -> None:
         self.queued: dict[str, list[Any]] = defaultdict(list, copy.deepcopy(queued or {}))
         self.requests: dict[str, list[list[dict]]] = defaultdict(list)
+        self.schemas: dict[str, list[dict]] = defaultdict(list)  # the response schema of each call
         self.model = scripted_model(self.answer, name=name)
 
     def answer(self, messages: list[dict], request: dict) -> str:
         stage = STAGE_TITLES[request["response_schema"]["title"]]
         self.requests[stage].append(copy.deepcopy(messages))
+        self.schemas[stage].append(request["response_schema"])
         reply = self.queued[stage].pop(0) if self.queued[stage] else sound_part(stage)
         return reply if isinstance(reply, str) else json.dumps(reply)
 
