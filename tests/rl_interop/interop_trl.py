@@ -1,4 +1,5 @@
-"""occusim.rl.trl in TRL 1.16's own virtualenv: tools bound as TRL binds them, rewards equal to `occusim judge`."""
+"""occusim.rl.trl in TRL 1.16's own virtualenv: tools bound as TRL binds them (the triage scenario's in detail,
+every bundled scenario's through transformers' `get_json_schema`), rewards equal to `occusim judge`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from _framework_run import judged_score, run_in_framework
 
+from occusim.environments import load_catalog
 from tests.helpers import TRIAGE
 
 
@@ -30,3 +32,7 @@ def test_trl_binds_the_episodes_tools_and_rewards_the_verdict(tmp_path: Path) ->
     assert [first["reward"], second["reward"]] == [1.0, 0.0]
     for rollout in (first, second):
         assert rollout["reward"] == judged_score(tmp_path, rollout["episode_id"])
+    # Every bundled scenario's tools bind as methods whose schemas transformers can make.
+    assert report["catalog_unbound"] == {}
+    bundled = load_catalog([], bundled=True).scenarios
+    assert sorted(report["catalog_bound"]) == sorted(s.id for s in bundled.values() if s.tasks)

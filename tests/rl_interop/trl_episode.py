@@ -52,5 +52,19 @@ for priority in (1, 2):
             "episode_id": environment._rollout.id,
         }
     )
+# Every bundled scenario binds too: a class per scenario, and a schema transformers can make for each tool.
+bound, unbound = [], {}
+for scenario in pool.catalog.scenarios.values():
+    if not scenario.tasks or scenario.id == pool.catalog.scenario_of(CHEST_PAIN).id:
+        continue
+    try:
+        instance = environment_class(scenario.tasks[0].id, pool=pool)()
+        for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction):
+            if name not in ("reset", "get_reward") and not name.startswith("_"):
+                get_json_schema(getattr(instance, name))
+        bound.append(scenario.id)
+    except Exception as error:  # reported, not raised: the test lists every scenario that fails
+        unbound[scenario.id] = f"{type(error).__name__}: {error}"[:300]
 pool.close()
-print(json.dumps({"trl": trl.__version__, "schemas": schemas, "rollouts": rollouts}))
+print(json.dumps({"trl": trl.__version__, "schemas": schemas, "rollouts": rollouts, "catalog_bound": bound,
+                  "catalog_unbound": unbound}))
