@@ -6,6 +6,8 @@ Items may be `critical` (failing one fails the task whatever the score) or, for 
 
 from __future__ import annotations
 
+import contextlib
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -122,6 +124,13 @@ def _check_range(value: Any) -> None:
         raise inconsistent(f"op 'between' needs `value: [low, high]`, two numbers or two strings, got {value!r}")
     if value[0] > value[1]:
         raise inconsistent(f"op 'between' needs low <= high, got {value!r}")
+    if strings:
+        zoned = set()
+        for bound in value:
+            with contextlib.suppress(ValueError):
+                zoned.add(datetime.fromisoformat(bound).tzinfo is not None)
+        if len(zoned) > 1:
+            raise inconsistent(f"op 'between' needs both times with a zone or both without, got {value!r}")
 
 
 def _is_number(value: Any) -> bool:

@@ -7,6 +7,7 @@ are relative to the element.
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 from occusim.environments import ELEMENT_OPS, StateCheck, UnresolvedPointer, describe_type, resolve_pointer
@@ -135,12 +136,41 @@ def _between(pointer: str, actual: Any, bounds: list[Any], tolerance: float) -> 
         lowest, highest = low - tolerance, high + tolerance
         ok = (actual >= lowest or json_equal(actual, lowest)) and (actual <= highest or json_equal(actual, highest))
     elif isinstance(low, str) and isinstance(actual, str):
-        ok = low <= actual <= high
+        dates = _as_dates(low, high, actual)
+        if dates is None:
+            ok = low <= actual <= high
+        elif dates[2] is None:
+            return False, f"{pointer} = {short_json(actual)} is not a date or time comparable with the range {shown}"
+        else:
+            ok = dates[0] <= dates[2] <= dates[1]
     else:
         return False, (
             f"{pointer} = {short_json(actual)} ({describe_type(actual)}) cannot be compared with the range {shown}"
         )
     return ok, f"{pointer} = {short_json(actual)}, {'' if ok else 'not '}within {shown}"
+
+
+def _as_dates(low: str, high: str, actual: str) -> tuple[Any, Any, Any] | None:
+    """When both bounds are ISO 8601 dates (or both date-times), the three as dates (date-times), the actual
+    value None when it is not one (a date-time against date bounds counts by its date); None when the bounds
+    are plain text. Text order would put "2026-06-19-X" or "2026-6-2" inside a range of dates."""
+    for kind in (date, datetime):
+        try:
+            bounds = kind.fromisoformat(low), kind.fromisoformat(high)
+        except ValueError:
+            continue
+        if kind is date and (len(low), len(high)) != (10, 10):  # "20260615" is ISO too, but read as text here
+            return None
+        try:
+            value: Any = datetime.fromisoformat(actual)
+        except ValueError:
+            return (*bounds, None)
+        if kind is date:
+            return (*bounds, value.date())
+        if len({moment.tzinfo is None for moment in (*bounds, value)}) > 1:
+            return (*bounds, None)  # an instant and a wall-clock time cannot be ordered
+        return (*bounds, value)
+    return None
 
 
 def all_pass(checks: list[StateCheck] | None, document: Any) -> bool:

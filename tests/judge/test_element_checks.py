@@ -61,6 +61,21 @@ def test_a_scalar_or_missing_target_fails_with_a_reason() -> None:
     assert passed(pointer="/nothing", op="none", match={"a": 1}) is False
 
 
+def test_between_dates_compares_dates_not_text() -> None:
+    dates = {"pointer": "/now", "op": "between", "value": ["2025-07-01", "2025-07-31"]}
+    for inside in ("2025-07-14", "2025-07-01", "2025-07-31T23:59:00Z"):
+        assert check_state(StateCheck(**dates), {"now": inside}).passed is True, inside
+    for outside in ("2025-07-14-X", "2025-7-2", "2025-07-1", "soon"):  # inside the range as text
+        verdict = check_state(StateCheck(**dates), {"now": outside})
+        assert verdict.passed is False and "is not a date or time" in verdict.reason, outside
+    assert check_state(StateCheck(**dates), {"now": "2025-08-01"}).passed is False
+    times = {"pointer": "/now", "op": "between", "value": ["2025-07-01T08:00:00Z", "2025-07-01T09:00:00Z"]}
+    assert check_state(StateCheck(**times), {"now": "2025-07-01T10:30:00+02:00"}).passed is True
+    assert check_state(StateCheck(**times), {"now": "2025-07-01T08:30:00"}).passed is False  # no zone: unordered
+    labels = {"pointer": "/now", "op": "between", "value": ["A-1", "A-9"]}
+    assert check_state(StateCheck(**labels), {"now": "A-5"}).passed is True  # other text keeps text order
+
+
 def test_between_is_closed_and_takes_a_tolerance() -> None:
     assert passed(pointer="/rights/WR-1/ordered_cfs", op="between", value=[6.0, 7]) is True
     assert passed(pointer="/rights/WR-1/ordered_cfs", op="between", value=[5, 6]) is True
@@ -83,6 +98,8 @@ def test_eq_with_tolerance() -> None:
         ({"pointer": "/log", "op": "count", "match": {"a": 1}, "value": True}, "whole number"),
         ({"pointer": "/x", "op": "eq", "value": 1, "match": {"a": 1}}, "belong to the ops"),
         ({"pointer": "/x", "op": "between", "value": [2, 1]}, "low <= high"),
+        ({"pointer": "/x", "op": "between", "value": ["2026-04-21T09:00", "2026-04-22T07:12:00Z"]},
+         "both times with a zone or both without"),
         ({"pointer": "/x", "op": "between", "value": [1]}, "[low, high]"),
         ({"pointer": "/x", "op": "between", "value": [1, "2"]}, "[low, high]"),
         ({"pointer": "/x", "op": "lt", "value": 1, "tolerance": 0.1}, "`tolerance`"),
