@@ -93,7 +93,8 @@ class ToolsPart(_Part):
             kept.append(tool)
         if not dropped:
             return data
-        unsure = data.get("unsure") if isinstance(data.get("unsure"), list) else []
+        given = data.get("unsure")
+        unsure: list[Any] = given if isinstance(given, list) else []
         notes = [f"the tool {name!r} was given more than once; only its first definition was kept" for name in
                  sorted(set(dropped))]
         return {**data, "tools": kept, "unsure": [*unsure, *notes]}

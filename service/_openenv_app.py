@@ -6,6 +6,8 @@ connections at once; POST /reset and /step are stateless, as in OpenEnv (a fresh
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -50,16 +52,22 @@ _STATELESS_CALL = (
 
 
 def create_openenv_app(
-    service: EpisodeService, defaults: EpisodeDefaults, *, max_body_bytes: int = 1 << 20
+    service: EpisodeService, defaults: EpisodeDefaults, *, max_body_bytes: int = 1 << 20,
+    episode_idle_seconds: float = 1800.0,
 ) -> FastAPI:
-    """The OpenEnv server over `service`: its store is initialised and closed with the app's lifespan."""
+    """The OpenEnv server over `service`: its store is initialised and closed with the app's lifespan, and
+    episodes left open without a step for `episode_idle_seconds` expire (abandoned rollouts, dropped sockets)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await service.store.init()
+        expiring = asyncio.create_task(_expire_idle(service, episode_idle_seconds))
         try:
             yield
         finally:
+            expiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiring
             await service.store.close()
 
     router = APIRouter(route_class=JsonBodyRoute, tags=["OpenEnv"])
@@ -196,3 +204,16 @@ def _problems(error: ValidationError) -> str:
 
 def _error(message: str, code: str) -> ErrorFrame:
     return ErrorFrame(data=ErrorDetail(message=message, code=code))
+
+
+async def _expire_idle(service: EpisodeService, idle_seconds: float) -> None:
+    """Expire the episodes idle for `idle_seconds`, looking a few times per period (at most once a minute)."""
+    while True:
+        await asyncio.sleep(min(60.0, idle_seconds / 4))
+        try:
+            expired = await service.expire_idle(idle_seconds)
+        except Exception:  # a store hiccup must not end the loop; the next round retries
+            log.exception("expiring idle episodes failed")
+            continue
+        if expired:
+            log.info("expired %d idle episode(s)", len(expired))

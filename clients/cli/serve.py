@@ -94,6 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stdio.add_argument("--episode-id", metavar="ID", help="use this episode id instead of a random one")
     parser.add_argument("--openenv", action="store_true",
                         help="serve the catalog as OpenEnv environments over HTTP and WebSocket (see above)")
+    parser.add_argument("--episode-idle-seconds", type=float, metavar="S",
+                        help="with --openenv: an episode without a step for S seconds expires (default 1800), so "
+                             "that rollouts abandoned without a submit do not stay open")
     parser.add_argument("--max-concurrent-calls", type=int, metavar="N",
                         help="with --openenv: tool calls that may wait on the world model at once, later ones "
                              "queue (default 128; size it to the rollouts played at once)")
@@ -138,6 +141,8 @@ async def run(args: argparse.Namespace) -> int:
         return await _serve_openenv_checked(args)
     if args.max_concurrent_calls is not None:
         return _usage("--max-concurrent-calls applies to --openenv; --http reads max_concurrent_calls from --config")
+    if args.episode_idle_seconds is not None:
+        return _usage("--episode-idle-seconds applies to --openenv; --http reads episode_idle_seconds from --config")
     if args.http and args.task_id:
         return _usage("give either TASK_ID (one episode over stdio) or --http (the whole catalog), not both")
     if not args.http and not args.task_id:
@@ -174,6 +179,8 @@ async def _serve_openenv_checked(args: argparse.Namespace) -> int:
         return _usage("--episode-id names one stdio episode; over OpenEnv each reset chooses its episode id")
     if args.max_concurrent_calls is not None and args.max_concurrent_calls < 1:
         return _usage("--max-concurrent-calls must be at least 1")
+    if args.episode_idle_seconds is not None and not args.episode_idle_seconds > 0:
+        return _usage("--episode-idle-seconds must be above 0")
     if args.no_auth or args.config or args.allowed_host or args.redis or _limit_flags(args) or args.oauth_issuer:
         return _usage("--config, --no-auth, --allowed-host, --redis, --oauth-* and the --max-* limits need --http")
     problem = _prepare_models(args)
@@ -221,7 +228,8 @@ async def _serve_openenv(args: argparse.Namespace) -> int:
                              **({"call_deadline": args.tool_call_timeout} if args.tool_call_timeout else {}),
                              **({"max_concurrent_calls": args.max_concurrent_calls} if args.max_concurrent_calls
                                 else {}))
-    app = create_openenv_app(service, defaults)
+    app = create_openenv_app(service, defaults, **({"episode_idle_seconds": args.episode_idle_seconds}
+                                                  if args.episode_idle_seconds else {}))
     start_importing_litellm()
     judged = f"judged by {args.judge_model}" if args.judge_model else "unjudged (no --judge-model: no rewards)"
     print(f"occusim serve: OpenEnv on http://{host}:{port} (WebSocket /ws), {len(tasks)} tasks, first {default_task}, "

@@ -12,15 +12,15 @@ from ._served import PYTHON, free_port, server_env, wait_healthy, write_triage_s
 
 
 @contextlib.contextmanager
-def openenv_served(tmp_path: Path, judge_model: str = "scripted/deterministic-only") -> Iterator[str]:
-    """The server with world model scripted/triage and the given judge, its episodes in tmp_path/episodes.db;
-    yields its base URL, and checks on the way out that it logged no traceback."""
+def openenv_served(tmp_path: Path, judge_model: str = "scripted/deterministic-only", *extra: str) -> Iterator[str]:
+    """The server with world model scripted/triage and the given judge (and `extra` arguments), its episodes in
+    tmp_path/episodes.db; yields its base URL, and checks on the way out that it logged no traceback."""
     port = free_port()
     log = tmp_path / "serve.log"
     command = [
         PYTHON, "-m", "occusim", "serve", "--openenv", "--source", str(write_triage_source(tmp_path)),
         "--no-bundled", "--db", str(tmp_path / "episodes.db"), "--world-model", "scripted/triage",
-        "--judge-model", judge_model, "--port", str(port), "--log-level", "warning",
+        "--judge-model", judge_model, "--port", str(port), "--log-level", "warning", *extra,
     ]
     with log.open("w") as stderr:
         process = subprocess.Popen(command, env=server_env(tmp_path), stderr=stderr)

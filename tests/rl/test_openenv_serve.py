@@ -97,6 +97,29 @@ async def test_concurrent_sessions_play_their_own_episodes(openenv_server, tmp_p
         assert state["step_count"] == 1
 
 
+@pytest.fixture
+def impatient_server(tmp_path):
+    """The same server, expiring episodes left a second without a step."""
+    with openenv_served(tmp_path, JUDGE, "--episode-idle-seconds", "1") as base:
+        yield base
+
+
+async def test_an_episode_left_without_a_step_expires_and_its_session_is_told(impatient_server, tmp_path):
+    async with connect(impatient_server.replace("http", "ws") + "/ws") as ws:
+        reset = await exchange(ws, {"type": "reset", "data": {}})
+        episode_id = reset["data"]["observation"]["episode_id"]
+        await exchange(ws, call("set_priority", patient_id="P1", priority=1))
+        async with Store(tmp_path / "episodes.db") as store:
+            for _ in range(40):  # checked every quarter of the idle time
+                await asyncio.sleep(0.25)
+                if (await store.load_episode(episode_id)).status == "expired":
+                    break
+            assert (await store.load_episode(episode_id)).status == "expired"
+        late = await exchange(ws, call("set_priority", patient_id="P1", priority=2))
+    assert late["type"] == "error" or late["data"]["observation"]["is_error"], late
+    assert "expired" in json.dumps(late)
+
+
 async def test_a_reset_chooses_the_task_the_faults_and_the_seed(openenv_server):
     reset, called, _, state = await play(
         openenv_server, 1, {"task_id": CHEST_PAIN, "faults": "E1", "seed": 7}
