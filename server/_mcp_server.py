@@ -83,6 +83,8 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     without it, the judge hook (if any) runs before the answer.
     """
     scenario = episode.scenario
+    # What the agent reads names the workplace, never the task's title: a title is the author's label, and a
+    # good one names what the task tests (the trap an agent must find in the data).
     brief = task_brief(episode)
     tools = scenario_tools(scenario, output_schemas=episode.protocol.advertises_output_schemas(episode))
     input_schemas = {tool.name: tool.input_schema for tool in tools}
@@ -97,18 +99,18 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
 
     async def list_prompts(ctx: ServerRequestContext, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(
-            prompts=[types.Prompt(name=TASK_PROMPT, title=episode.task.title, description="The task to carry out.")]
+            prompts=[types.Prompt(name=TASK_PROMPT, title=scenario.name, description="The task to carry out.")]
         )
 
     async def get_prompt(ctx: ServerRequestContext, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != TASK_PROMPT:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; this server has {TASK_PROMPT!r}")
         message = types.PromptMessage(role="user", content=types.TextContent(text=brief))
-        return types.GetPromptResult(description=episode.task.title, messages=[message])
+        return types.GetPromptResult(description="The task to carry out.", messages=[message])
 
     async def list_resources(ctx: ServerRequestContext, params: Any) -> types.ListResourcesResult:
         resource = types.Resource(
-            uri=TASK_RESOURCE, name="task", title=episode.task.title, mime_type="text/plain",
+            uri=TASK_RESOURCE, name="task", title=scenario.name, mime_type="text/plain",
             description="The task instruction.",
         )
         return types.ListResourcesResult(resources=[resource])
@@ -124,7 +126,7 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     server = Server(
         f"occusim-{scenario.id}",
         version=__version__,
-        title=f"{scenario.name}: {episode.task.title}",
+        title=scenario.name,
         instructions=brief,
         get_tool_input_schema=input_schemas.get,
         on_list_tools=list_tools,

@@ -102,6 +102,24 @@ async def test_an_episode_over_stdio(tmp_path, mode, judge):
         assert judgment.verdict["items"][0]["id"] == "p1"
 
 
+async def test_the_agent_never_reads_the_tasks_title(tmp_path):
+    # A title is the author's label and names what the task tests (catalog titles name their traps: "a
+    # look-alike serial", "a stale inventory entry"): nothing the server shows an agent may carry it.
+    title = TRIAGE["tasks"][0]["title"]
+    async with Client(stdio_server(tmp_path)) as client:
+        prompts = await client.list_prompts()
+        resources = await client.list_resources()
+        shown = [
+            client.server_info.model_dump_json(), client.instructions or "", prompts.model_dump_json(),
+            (await client.get_prompt("task")).model_dump_json(), resources.model_dump_json(),
+            (await client.read_resource("occusim://task")).model_dump_json(),
+            (await client.list_tools()).model_dump_json(),
+        ]
+        named = client.server_info.title
+    assert [part for part in shown if title in part] == []
+    assert named == TRIAGE["name"] and prompts.prompts[0].title == TRIAGE["name"]
+
+
 async def test_stdout_carries_only_protocol_messages(tmp_path):
     source = write_triage_source(tmp_path)
     process = await asyncio.create_subprocess_exec(
