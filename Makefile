@@ -29,11 +29,9 @@ RL_INTEGRATION_FILES = $(wildcard integrations/$(1)/pyproject.toml integrations/
 TEST_WORKERS ?= auto
 # Slow suites (a pytest marker expression) that `make test` leaves out unless SLOW=1, as CI sets it.
 SLOW_TESTS := local_model or load
-# `local_author` (the local model drafting a scenario with `occusim generate`) does not pass yet: the 270M model
-# repeats tool names; it runs alone with `make test-local-author`.
-PYTEST_SELECT := $(if $(SLOW),-m "not local_author",-m "not ($(SLOW_TESTS) or local_author)")
+PYTEST_SELECT := $(if $(SLOW),,-m "not ($(SLOW_TESTS))")
 
-.PHONY: setup demo test test-local-author lint typecheck bench clean inspector oidc-provider interop interop-clients rl-interop rl-frameworks
+.PHONY: setup demo test lint typecheck bench clean inspector oidc-provider interop interop-clients rl-interop rl-frameworks
 
 setup: $(STAMP)
 
@@ -108,6 +106,3 @@ bench: $(STAMP)
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache $(INSPECTOR_DIR) $(OIDC_PROVIDER_DIR) $(INTEROP_DIR)
 
-# `occusim generate` with the bundled local model as author, to a schema-valid draft (slow; not passing yet).
-test-local-author: $(STAMP)
-	LITELLM_LOCAL_MODEL_COST_MAP=True $(BIN)/python -m pytest -q -n 0 -m local_author tests/clients/test_generate_local.py

@@ -1,7 +1,6 @@
 """`occusim generate` with the bundled local model (Gemma 3 270M) as author: its content is not usable, but under
 JSON-schema constrained decoding every stage's answer must be the stage's part, so the pipeline reaches a draft
-that is a valid scenario file. Slow, and not passing yet (the 270M model names two tools alike at the tools
-stage, twice, and the run stops there): `make test-local-author` runs it, `make test` does not."""
+that is a valid scenario file, verified or not (about 13 minutes here; in the slow suite, `make test SLOW=1`)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import pytest
 from occusim.environments import load_scenario_file
 
 
-@pytest.mark.local_author
+@pytest.mark.local_model
 def test_the_local_model_drafts_a_schema_valid_scenario(tmp_path):
     # The stages' prompts carry the scenario so far and the part's schema: more than the default context.
     env = {**os.environ, "OCCUSIM_LOCAL_CONTEXT": "32768", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
