@@ -8,6 +8,7 @@ checkout on PYTHONPATH: `server_env` sets both).
 from ._browser import Browser, BrowserError
 from ._chat_replies import chat_reply, chat_stream, schema_arguments
 from ._golden_steps import golden_world, play
+from ._judge_cli import judge_by_cli
 from ._judges import (
     ScriptedJudge,
     ballot,
@@ -76,6 +77,7 @@ from ._viewed_run import (
 )
 
 __all__ = [
+    "judge_by_cli",
     "service_processes",
     "replay_responders",
     "TRIAGE_CALLS",

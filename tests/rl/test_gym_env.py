@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from occusim.rl import OccusimEnv
-from tests.helpers import CHEST_PAIN, PYTHON, passing_judge, write_triage_source
+from tests.helpers import CHEST_PAIN, judge_by_cli, passing_judge, write_triage_source
 from tests.helpers.triage_worlds import TRIAGE_WORLD
 
 
@@ -78,25 +76,7 @@ def test_the_reward_is_the_verdict_occusim_judge_gives(
     observation, reward, terminated, truncated, end = env.step(act("submit_result", answer="P1 set"))
     assert (terminated, truncated, end["judged"]) == (True, False, True)
     assert json.loads(observation)["status"] == "judged"
-    judged = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "occusim",
-            "judge",
-            info["episode_id"],
-            "--db",
-            str(tmp_path / "episodes.db"),
-            "--source",
-            str(tmp_path / "triage-desk.yaml"),
-            "--skip-llm",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )
-    assert reward == json.loads(judged.stdout)["score"] == (1.0 if priority == 1 else 0.0)
+    judged = judge_by_cli(info["episode_id"], tmp_path / "episodes.db", tmp_path / "triage-desk.yaml", "--skip-llm")
+    assert reward == judged["score"] == (1.0 if priority == 1 else 0.0)
     with pytest.raises(Exception, match="reset"):
         env.step(act("list_patients"))

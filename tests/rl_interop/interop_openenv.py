@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _framework_run import VENVS, run_script
 
 from occusim.server import Store
 from tests.helpers import CHEST_PAIN, openenv_served
 
-HERE = Path(__file__).parent
-VENVS = HERE.parents[1] / ".cache" / "rl-interop"
 FRAMEWORKS = ["openenv", "openenv-core"]
 TOOLS = ["list_patients", "get_patient", "set_priority", "submit_result"]
 # A GRPO-like group: rollouts of one task that differ only by the policy (P1's priority), and one with its own seed.
@@ -52,19 +49,7 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 
 def play(python: Path, base: str, tmp_path: Path) -> dict[str, Any]:
-    # The framework's virtualenv alone: nothing of occusim's environment leaks into it.
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    done = subprocess.run(
-        [str(python), str(HERE / "client_openenv.py"), base, json.dumps(PLANS)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert done.returncode == 0, f"client_openenv.py failed:\n{done.stdout}\n{done.stderr}"
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return report
+    return run_script(python, "client_openenv.py", [base, json.dumps(PLANS)], tmp_path, env={}, timeout=300)
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

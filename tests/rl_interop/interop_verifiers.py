@@ -26,7 +26,6 @@ import yaml
 from tests.helpers import (
     API_KEYS,
     CHEST_PAIN,
-    PYTHON,
     STUB_KEY,
     TOKEN_SECRET,
     TRIAGE,
@@ -34,6 +33,7 @@ from tests.helpers import (
     Reply,
     chat_reply,
     free_port,
+    judge_by_cli,
     server_env,
     start_service,
     wait_healthy,
@@ -203,32 +203,6 @@ def vf_eval(
     return [trace for episode in episodes for trace in episode["traces"]]
 
 
-def occusim_judge(episode_id: str, db: Path, source: Path, tmp_path: Path) -> dict[str, Any]:
-    """`occusim judge EPISODE_ID --json` on the stored trajectory."""
-    done = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "occusim",
-            "judge",
-            episode_id,
-            "--db",
-            str(db),
-            "--source",
-            str(source),
-            "--no-bundled",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=server_env(tmp_path),
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    verdict: dict[str, Any] = json.loads(done.stdout)
-    return verdict
-
-
 def by_task(traces: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     groups: dict[str, list[dict[str, Any]]] = {}
     for trace in traces:
@@ -279,7 +253,7 @@ async def test_vf_eval_rewards_groups_with_the_verdicts_of_a_hosted_service(tmp_
     for trace in traces:
         assert trace["stop_condition"] == "submitted" and not trace["errors"], trace["errors"]
         episode_id = trace["info"]["occusim"]["episode_id"]
-        verdict = occusim_judge(episode_id, db, source, tmp_path)
+        verdict = judge_by_cli(episode_id, db, source, "--no-bundled", env=server_env(tmp_path))
         rewards = trace["rewards"]
         assert rewards["judge_score"] == {"score": verdict["score"], "weight": 1.0}
         assert rewards["judge_passed"] == {"score": 1.0 if verdict["passed"] else 0.0, "weight": 0.0}
@@ -338,7 +312,7 @@ def test_the_taskset_starts_its_own_service_and_reports_unjudged_episodes(tmp_pa
     for trace in traces:
         episode_id = trace["info"]["occusim"]["episode_id"]
         if judged:
-            verdict = occusim_judge(episode_id, db, source, tmp_path)
+            verdict = judge_by_cli(episode_id, db, source, "--no-bundled", env=server_env(tmp_path))
             assert trace["rewards"]["judge_score"]["score"] == verdict["score"] and not trace["errors"]
         else:
             # Never a silent 0: the rollout carries the error naming the episode, and no reward.
