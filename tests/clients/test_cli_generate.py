@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from occusim.clients.cli import main
 from occusim.environments import BUNDLED_CATALOG
@@ -24,23 +25,15 @@ def _occusim(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _generate(tmp_path: Path, category: str, world_model: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """`occusim generate` of a one-task pharmacy technician scenario by the scripted author."""
+    return _occusim(tmp_path, "generate", "--occupation", "Pharmacy technician", "--category", category,
+                    "--model", author_worlds.AUTHOR, "--world-model", world_model, "--tasks", "1",
+                    "--concurrency", "1", *options)
+
+
 def test_generate_writes_a_draft_that_validate_accepts(tmp_path):
-    done = _occusim(
-        tmp_path,
-        "generate",
-        "--occupation",
-        "Pharmacy technician",
-        "--category",
-        "healthcare-life-sciences",
-        "--model",
-        author_worlds.AUTHOR,
-        "--world-model",
-        author_worlds.REFILL_WORLD,
-        "--tasks",
-        "1",
-        "--concurrency",
-        "1",
-    )
+    done = _generate(tmp_path, "healthcare-life-sciences", author_worlds.REFILL_WORLD)
 
     assert done.returncode == 0, done.stderr
     draft, sheet = tmp_path / "drafts" / "refill-desk.yaml", tmp_path / "drafts" / "refill-desk.review.md"
@@ -54,26 +47,8 @@ def test_generate_writes_a_draft_that_validate_accepts(tmp_path):
 
 
 def test_an_unverified_draft_exits_1_and_says_so(tmp_path):
-    done = _occusim(
-        tmp_path,
-        "generate",
-        "--occupation",
-        "Pharmacy technician",
-        "--category",
-        "Healthcare & Life Sciences",
-        "--model",
-        author_worlds.AUTHOR,
-        "--world-model",
-        author_worlds.MISREADING_WORLD,
-        "--tasks",
-        "1",
-        "--concurrency",
-        "1",
-        "--rounds",
-        "0",
-        "--out",
-        "out",
-    )
+    done = _generate(tmp_path, "Healthcare & Life Sciences", author_worlds.MISREADING_WORLD,
+                     "--rounds", "0", "--out", "out")
 
     assert done.returncode == 1, done.stderr
     assert "the draft is not verified" in done.stderr

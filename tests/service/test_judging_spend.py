@@ -4,12 +4,13 @@ before letting go, as tool calls and `POST /v1/judge` do: judgments in flight to
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from occusim.environments import EpisodeRecord, Scenario, Task
 from occusim.server import BackgroundJudging, EpisodeService, Store
 from occusim.service import MemoryCounters, TenantLimits
 from occusim.service._tenant_limits import TenantLimiter
@@ -24,6 +25,20 @@ async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
     await store.init()
     yield store
     await store.close()
+
+
+def judged_service(
+    store: Store, limits: TenantLimiter, judge: Callable[[Task, Scenario, EpisodeRecord], Awaitable[BaseModel]]
+) -> EpisodeService:
+    """The triage service whose `judge` spends on the tenants' account through `limits`."""
+    return EpisodeService(
+        triage_catalog(),
+        store,
+        world_model=TriageModel().model,
+        judge=judge,
+        on_cost=limits.record_spend,
+        spend_hold=limits.holding_spend,
+    )
 
 
 class Usage(BaseModel):
@@ -48,14 +63,7 @@ async def test_judgments_in_flight_together_cannot_pass_the_daily_cap(sqlite_sto
         judged.append(record.id)
         return PricedVerdict(score=1.0, passed=True, usage=Usage(cost_usd=JUDGMENT_USD))
 
-    service = EpisodeService(
-        triage_catalog(),
-        sqlite_store,
-        world_model=TriageModel().model,
-        judge=judge,
-        on_cost=limits.record_spend,
-        spend_hold=limits.holding_spend,
-    )
+    service = judged_service(sqlite_store, limits, judge)
     episodes = [await service.create(CHEST_PAIN, tenant="alice") for _ in range(3)]
     judging = BackgroundJudging()
     for episode in episodes:
@@ -87,14 +95,7 @@ async def test_a_judgment_without_a_cap_is_counted_and_holds_nothing(sqlite_stor
     async def judge(task, scenario, record):
         return PricedVerdict(score=1.0, passed=True, usage=Usage(cost_usd=JUDGMENT_USD))
 
-    service = EpisodeService(
-        triage_catalog(),
-        sqlite_store,
-        world_model=TriageModel().model,
-        judge=judge,
-        on_cost=limits.record_spend,
-        spend_hold=limits.holding_spend,
-    )
+    service = judged_service(sqlite_store, limits, judge)
     episode = await service.create(CHEST_PAIN, tenant="bob")
     record = await episode.submit("done")
 
