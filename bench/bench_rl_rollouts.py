@@ -28,12 +28,20 @@ from typing import Any
 import _checkout  # noqa: F401
 import aiohttp
 import httpx
-from bench_vs_occubench import KEY, finished_rows, measured, occusim_command, occusim_env, sample_copy
+from bench_vs_occubench import (
+    KEY,
+    finished_rows,
+    latency_bound,
+    measured,
+    occubench_world_tags,
+    occusim_command,
+    occusim_env,
+    sample_copy,
+)
 from websockets.asyncio.client import connect
 
 from occusim.environments import load_catalog
-from occusim.occubench import load_harness
-from tests.helpers import free_port, occubench_sample_path
+from tests.helpers import free_port
 
 
 def serve_command(sample: Path, port: int, concurrency: int) -> list[str]:
@@ -202,13 +210,11 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per answer (default 0.5)")
     parser.add_argument("--tool-calls", type=int, default=16, help="tool calls per episode (default 16)")
     args = parser.parse_args()
-    sample = occubench_sample_path()
-    if not (sample / "occubench").is_dir():
-        print(f"bench_rl_rollouts: skipped, no OccuBench checkout at {sample} (set OCCUSIM_OCCUBENCH_PATH)")
+    found = occubench_world_tags("bench_rl_rollouts")
+    if found is None:
         return 0
-    pattern = load_harness(f"occubench:{sample}").world_model_observation_pattern
-    opening, _, closing = pattern.partition("(.*?)")
-    bound = (2 * args.tool_calls + 2) * args.latency
+    sample, opening, closing = found
+    bound = latency_bound(args.tool_calls, args.latency)
     with tempfile.TemporaryDirectory(prefix="bench-rl-rollouts-") as name:
         folder = Path(name)
         endpoint = subprocess.Popen(

@@ -65,6 +65,23 @@ class Run:
         return self.cpu_s / max(1, self.finished) * 1000.0
 
 
+def occubench_world_tags(bench: str) -> tuple[Path, str, str] | None:
+    """The OccuBench sample and the tags its harness expects around a world-model observation (opening,
+    closing); None, having said that `bench` is skipped, where there is no OccuBench checkout."""
+    sample = occubench_sample_path()
+    if not (sample / "occubench").is_dir():
+        print(f"{bench}: skipped, no OccuBench checkout at {sample} (set OCCUSIM_OCCUBENCH_PATH)")
+        return None
+    pattern = load_harness(f"occubench:{sample}").world_model_observation_pattern
+    opening, _, closing = pattern.partition("(.*?)")
+    return sample, opening, closing
+
+
+def latency_bound(tool_calls: int, latency: float) -> float:
+    """The least time an episode can take: 2N+1 sequential agent/world-model calls, then the verifier votes."""
+    return (2 * tool_calls + 2) * latency
+
+
 def sample_copy(folder: Path, episodes: int) -> Path:
     """The OccuBench sample with its tasks repeated (new task ids) up to `episodes` tasks, and a copy of the
     harness's code compiled beside it (see compile_both)."""
@@ -202,13 +219,11 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="also sample occusim's CPU per component")
     parser.add_argument("--keep", type=Path, help="copy the logs and the raw profile to this folder")
     args = parser.parse_args()
-    sample = occubench_sample_path()
-    if not (sample / "occubench").is_dir():
-        print(f"bench_vs_occubench: skipped, no OccuBench checkout at {sample} (set OCCUSIM_OCCUBENCH_PATH)")
+    found = occubench_world_tags("bench_vs_occubench")
+    if found is None:
         return 0
-    pattern = load_harness(f"occubench:{sample}").world_model_observation_pattern
-    opening, _, closing = pattern.partition("(.*?)")
-    bound = (2 * args.tool_calls + 2) * args.latency
+    sample, opening, closing = found
+    bound = latency_bound(args.tool_calls, args.latency)
     harnesses = ([] if args.skip_occubench else ["OccuBench"]) + [
         f"occusim ({path})" for path in args.paths.split(",") if path
     ]
