@@ -20,6 +20,7 @@ from occusim.environments import OccusimError, UnknownTaskError
 from occusim.rest import ApiError, JsonBodyRoute, error_responses, rest_app
 from occusim.server import EpisodeError, EpisodeService
 
+from ._idle_expiry import expire_idle_forever
 from ._openenv_env import EpisodeDefaults, EpisodeEnv
 from ._openenv_wire import (
     Action,
@@ -61,7 +62,10 @@ def create_openenv_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await service.store.init()
-        expiring = asyncio.create_task(_expire_idle(service, episode_idle_seconds))
+        # Looked for a few times per idle period, at most once a minute.
+        expiring = asyncio.create_task(
+            expire_idle_forever(service, episode_idle_seconds, min(60.0, episode_idle_seconds / 4))
+        )
         try:
             yield
         finally:
@@ -204,16 +208,3 @@ def _problems(error: ValidationError) -> str:
 
 def _error(message: str, code: str) -> ErrorFrame:
     return ErrorFrame(data=ErrorDetail(message=message, code=code))
-
-
-async def _expire_idle(service: EpisodeService, idle_seconds: float) -> None:
-    """Expire the episodes idle for `idle_seconds`, looking a few times per period (at most once a minute)."""
-    while True:
-        await asyncio.sleep(min(60.0, idle_seconds / 4))
-        try:
-            expired = await service.expire_idle(idle_seconds)
-        except Exception:  # a store hiccup must not end the loop; the next round retries
-            log.exception("expiring idle episodes failed")
-            continue
-        if expired:
-            log.info("expired %d idle episode(s)", len(expired))

@@ -24,6 +24,7 @@ from ._config import ConfigError, ServiceSettings
 from ._counters import Counters, counters_for
 from ._http_api import Hosted
 from ._http_guards import HostGuard, cors
+from ._idle_expiry import expire_idle_forever
 from ._judge_meter import judge_meter
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
@@ -98,7 +99,11 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
         await judging.resume(service)
         try:
             async with endpoints.running(), anyio.create_task_group() as background:
-                background.start_soon(_expire_idle, hosted)
+                background.start_soon(
+                    expire_idle_forever, service, settings.episode_idle_seconds, settings.expire_every_seconds,
+                    lambda expired: endpoints.release(idle_seconds=settings.episode_idle_seconds,
+                                                      episode_ids=expired),
+                )
                 yield
                 background.cancel_scope.cancel()
             await judging.drain(settings.drain_seconds)
@@ -121,18 +126,3 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
     if oauth is not None:  # RFC 9728: where clients find the authorization server
         app.router.routes.extend(oauth.metadata_routes())
     return app
-
-
-async def _expire_idle(hosted: Hosted) -> None:
-    """Every expire_every_seconds: expire idle open episodes and release idle MCP endpoints."""
-    settings = hosted.settings
-    while True:
-        await anyio.sleep(settings.expire_every_seconds)
-        try:
-            expired = await hosted.service.expire_idle(settings.episode_idle_seconds)
-        except Exception:  # a store hiccup must not end the loop; the next round retries
-            log.exception("expiring idle episodes failed")
-            continue
-        released = hosted.endpoints.release(idle_seconds=settings.episode_idle_seconds, episode_ids=expired)
-        if expired or released:
-            log.info("expired %d idle episode(s); released %d MCP endpoint(s)", len(expired), len(released))
