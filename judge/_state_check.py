@@ -167,7 +167,7 @@ def _as_dates(low: str, high: str, actual: str) -> tuple[Any, Any, Any] | None:
             return (*bounds, None)
         if kind is date:
             return (*bounds, value.date())
-        if len({getattr(moment, "tzinfo", None) is None for moment in (*bounds, value)}) > 1:
+        if (value.tzinfo is None) != (getattr(bounds[0], "tzinfo", None) is None):  # validate made both bounds alike
             return (*bounds, None)  # an instant and a wall-clock time cannot be ordered
         return (*bounds, value)
     return None
