@@ -126,15 +126,17 @@ async def load(open_session: Opener, sessions: int, pid: int) -> dict[str, float
     errors: list[str] = []
     start = asyncio.Event()
     tasks = [asyncio.create_task(session(open_session, latencies, errors, start)) for _ in range(sessions)]
-    cpu_before, began = cpu_seconds(pid), time.perf_counter()
+    cpu_before, began, client_before = cpu_seconds(pid), time.perf_counter(), time.process_time()
     start.set()
     await asyncio.gather(*tasks)
     wall, cpu = time.perf_counter() - began, cpu_seconds(pid) - cpu_before
+    client_cpu = time.process_time() - client_before
     calls = len(latencies)
     if errors:
         print(f"  {len(errors)} error(s), first: {errors[0]}", file=sys.stderr)
     return {"calls_per_s": calls / wall, "p50_ms": 1000 * percentile(latencies, 0.5) if latencies else 0.0,
-            "cpu_ms_per_call": 1000 * cpu / max(calls, 1), "errors": float(len(errors)), "calls": float(calls)}
+            "cpu_ms_per_call": 1000 * cpu / max(calls, 1),
+            "client_ms_per_call": 1000 * client_cpu / max(calls, 1), "errors": float(len(errors)), "calls": float(calls)}
 
 
 async def main(counts: list[int], scripted: bool) -> None:
@@ -159,13 +161,13 @@ async def main(counts: list[int], scripted: bool) -> None:
         for opener, pid in ((bare, bare_pid), (hosted, processes[0].pid)):
             await load(opener, 10, pid)
             await idle(pid)
-        print(f"{'sessions':>8} | {'server':<8} | {'calls/s':>8} | {'p50 ms':>7} | {'CPU ms/call':>11} | errors")
+        print(f"{'sessions':>8} | {'server':<8} | {'calls/s':>8} | {'p50 ms':>7} | {'CPU ms/call':>11} | {'client CPU':>10} | errors")
         for sessions in counts:
             figures = {}
             for name, opener, pid in (("bare", bare, bare_pid), ("occusim", hosted, processes[0].pid)):
                 figures[name] = found = await load(opener, sessions, pid)
                 print(f"{sessions:>8} | {name:<8} | {found['calls_per_s']:>8.1f} | {found['p50_ms']:>7.0f} | "
-                      f"{found['cpu_ms_per_call']:>11.2f} | {found['errors']:.0f}")
+                      f"{found['cpu_ms_per_call']:>11.2f} | {found['client_ms_per_call']:>10.2f} | {found['errors']:.0f}")
             bare_f, ours = figures["bare"], figures["occusim"]
             print(f"{sessions:>8} | ratio    | {ours['calls_per_s'] / bare_f['calls_per_s']:>7.2f}x | "
                   f"{ours['p50_ms'] / max(bare_f['p50_ms'], 1e-9):>6.2f}x | "

@@ -25,8 +25,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declares_too_much(Headers(scope=scope), self.max_body_bytes):
             await error_response(self._too_large())(scope, receive, send)
             return
         started = False
@@ -45,10 +44,8 @@ class BodyLimit:
             await error_response(error)(scope, receive, send)
 
     def _too_large(self) -> ApiError:
-        return ApiError(
-            413, "body_too_large",
-            f"the request body is larger than the limit of {self.max_body_bytes} bytes ({self.setting})",
-        )
+        return body_too_large(self.max_body_bytes, self.setting)
+
 
     def _limited(self, receive: Receive) -> Receive:
         received = 0
@@ -63,3 +60,15 @@ class BodyLimit:
             return message
 
         return limited_receive
+
+
+def body_too_large(max_body_bytes: int, setting: str) -> ApiError:
+    """413 for a body over `max_body_bytes`; `setting` names what raises the limit."""
+    return ApiError(413, "body_too_large",
+                    f"the request body is larger than the limit of {max_body_bytes} bytes ({setting})")
+
+
+def declares_too_much(headers: Headers, max_body_bytes: int) -> bool:
+    """Whether the request's Content-Length is over `max_body_bytes`."""
+    declared = headers.get("content-length")
+    return declared is not None and declared.isdigit() and int(declared) > max_body_bytes

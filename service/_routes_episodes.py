@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types import INVALID_REQUEST
-from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 
 from occusim.environments import EpisodeRecord, UnknownTaskError
 from occusim.judge import Verdict
@@ -23,8 +21,8 @@ from occusim.server import EPISODE_ID, EpisodeClosedError, EpisodeError, Episode
 from ._api_models import CreateEpisodeRequest, CreateEpisodeResponse, EpisodeView, SubmitRequest
 from ._config import ModelNotAllowedError
 from ._http_api import EPISODE_TOKEN_CREDENTIALS, Hosted, tenant_limits_answered
+from ._mcp_entry import MCP_PATH, open_mcp_exchange
 
-MCP_PATH = "/v1/episodes/{episode_id}/mcp"
 _MCP_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "The MCP answer: JSON, or an event stream for a legacy GET",
           "content": {"application/json": {}, "text/event-stream": {}}},
@@ -105,29 +103,9 @@ def episode_router(hosted: Hosted) -> APIRouter:
     async def mcp(
         episode_id: str, request: Request, token: HTTPAuthorizationCredentials | None = EPISODE_TOKEN_CREDENTIALS,
     ) -> Response:
-        credential = token.credentials if token else None
-        signed_in = None
-        if not hosted.tokens.verify(episode_id, credential):
-            # Beside the episode's own token, an OAuth access token of the episode's tenant opens it.
-            signed_in = await hosted.signed_in_tenant(credential)
-            if signed_in is None:
-                raise hosted.refusal("missing or wrong episode token: send 'Authorization: Bearer <token>' as "
-                                     "returned by POST /v1/episodes", presented=token is not None)
-        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            return _unsupported_version(version)
         body = await request.body() if request.method == "POST" else None
-        exchange = await hosted.endpoints.exchange(episode_id, body)
-        if signed_in is not None and exchange.tenant != signed_in:
-            exchange.release()
-            raise ApiError(404, "not_found", f"no episode {episode_id!r} for this access token")
-        try:
-            with tenant_limits_answered():
-                await hosted.limits.admit_tool_calls(exchange.tenant, exchange.post.tool_calls)
-        except ApiError:
-            exchange.release()
-            raise
-        return exchange
+        return await open_mcp_exchange(hosted, episode_id, credential=token.credentials if token else None,
+                                       version=request.headers.get(MCP_PROTOCOL_VERSION_HEADER), body=body)
 
     for method in ("POST", "GET", "DELETE"):
         router.add_api_route(
@@ -142,14 +120,6 @@ def episode_router(hosted: Hosted) -> APIRouter:
         router.add_api_route(MCP_PATH + "/", mcp, methods=[method], include_in_schema=False,
                              name=f"mcp_{method.lower()}_slash")
     return router
-
-
-def _unsupported_version(version: str) -> Response:
-    """400 with a JSON-RPC error naming the versions this server speaks (the SDK's own message misleads)."""
-    message = (f"unsupported MCP-Protocol-Version {version!r}; this server speaks "
-               f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}")
-    error = {"code": INVALID_REQUEST, "message": message, "data": {"supported": list(SUPPORTED_PROTOCOL_VERSIONS)}}
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
 
 
 async def _view(hosted: Hosted, record: EpisodeRecord) -> EpisodeView:

@@ -28,6 +28,7 @@ from ._idle_expiry import expire_idle_forever
 from ._judge_meter import judge_meter
 from ._legacy_sessions import LegacySessions
 from ._mcp_http import EpisodeEndpoints
+from ._mcp_lane import McpLane
 from ._oauth import JwtVerifier
 from ._routes_catalog import catalog_router
 from ._routes_episodes import episode_router
@@ -114,12 +115,16 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
                 await store.close()
 
     viewer = HostedViewer(hosted)
+    body_limit = "max_body_bytes in the service config"
     app = rest_app(
         title="occusim", description="Occupational scenarios served as MCP episodes, simulated and judged.",
         routers=[catalog_router(hosted), episode_router(hosted), usage_router(hosted), judge,
                  viewer_link_router(hosted, viewer)],
-        max_body_bytes=settings.max_body_bytes, body_limit_setting="max_body_bytes in the service config",
-        middleware=[Middleware(HostGuard, security=security), cors(settings.trusted_origins())], lifespan=lifespan,
+        max_body_bytes=settings.max_body_bytes, body_limit_setting=body_limit,
+        middleware=[Middleware(HostGuard, security=security),
+                    Middleware(McpLane, hosted=hosted, max_body_bytes=settings.max_body_bytes, setting=body_limit),
+                    cors(settings.trusted_origins())],
+        lifespan=lifespan,
     )
     # The episode viewer's HTML pages (not part of the API document).
     app.router.routes.append(viewer_mount(viewer))
