@@ -34,17 +34,21 @@ def bench_scenario(max_steps: int) -> dict:
 
 @contextlib.contextmanager
 def served(max_steps: int = 500, world_model: str = "scripted/triage", *, env: dict[str, str] | None = None,
+           config: dict[str, object] | None = None,
            process_out: list[subprocess.Popen[bytes]] | None = None) -> Iterator[str]:
     """Run `occusim serve --http` on a free loopback port; yields its base URL. `env` adds to the server's
-    environment; the process is appended to `process_out` (to read its CPU time)."""
+    environment, `config` is its --config file's settings; the process is appended to `process_out` (to read
+    its CPU time)."""
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
         source = Path(folder) / "triage.yaml"
         source.write_text(yaml.safe_dump(bench_scenario(max_steps)))
+        settings = Path(folder) / "service.yaml"
+        settings.write_text(yaml.safe_dump(config or {}))
         process = subprocess.Popen(
             [sys.executable, "-m", "occusim", "serve", "--http", "--port", str(port), "--source", str(source),
              "--no-bundled", "--db", str(Path(folder) / "bench.db"), "--world-model", world_model,
-             "--log-level", "warning"],
+             "--log-level", "warning", "--config", str(settings)],
             env=server_env(Path(folder), OCCUSIM_API_KEYS=API_KEY, **(env or {})),
         )
         if process_out is not None:

@@ -17,13 +17,18 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
+import ssl
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import httpx
 import httpx2
 from _served import API_KEY, TASK, percentile, served
@@ -103,11 +108,20 @@ def world_model(scripted: bool) -> Iterator[tuple[str, dict[str, str]]]:
 Opener = Callable[[], Awaitable[tuple[str, dict[str, str]]]]
 
 
-async def session(open_session: Opener, latencies: list[float], errors: list[str], start: asyncio.Event) -> None:
-    await start.wait()
+@dataclass(frozen=True)
+class Target:
+    """What a client process connects to: the bare server's MCP URL, or occusim's base URL, where each
+    session first creates its episode."""
+
+    name: str
+    url: str
+    api_key: str | None = None
+
+
+async def session(open_session: Opener, latencies: list[float], errors: list[str], tls: ssl.SSLContext) -> None:
     try:
         url, headers = await open_session()
-        async with httpx2.AsyncClient(headers=headers, timeout=600) as http:
+        async with httpx2.AsyncClient(headers=headers, timeout=600, verify=tls) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 for _ in range(CALLS_PER_SESSION):
                     began = time.perf_counter()
@@ -121,16 +135,53 @@ async def session(open_session: Opener, latencies: list[float], errors: list[str
         errors.append(f"{type(error).__name__}: {error}"[:300])
 
 
-async def load(open_session: Opener, sessions: int, pid: int) -> dict[str, float]:
+async def _sessions(target: Target, sessions: int, start_at: float) -> tuple[list[float], list[str], float, float]:
     latencies: list[float] = []
     errors: list[str] = []
-    start = asyncio.Event()
-    tasks = [asyncio.create_task(session(open_session, latencies, errors, start)) for _ in range(sessions)]
-    cpu_before, began, client_before = cpu_seconds(pid), time.perf_counter(), time.process_time()
-    start.set()
-    await asyncio.gather(*tasks)
-    wall, cpu = time.perf_counter() - began, cpu_seconds(pid) - cpu_before
-    client_cpu = time.process_time() - client_before
+    # One TLS context for every client (the connections are plain HTTP): left to itself, each client loads the
+    # system's CA bundle, about 30 ms of CPU, more than the rest of a session's work in the client.
+    tls = ssl.create_default_context()
+    # The episodes are created with aiohttp: httpx's pool checks every pooled connection on each request,
+    # which at 500 concurrent creations was a tenth of the client's CPU and held the POSTs back for seconds.
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {target.api_key}"},
+                                     connector=aiohttp.TCPConnector(limit=0),
+                                     timeout=aiohttp.ClientTimeout(total=600)) as rest:
+
+        async def bare() -> tuple[str, dict[str, str]]:
+            return target.url, {}
+
+        async def hosted() -> tuple[str, dict[str, str]]:
+            async with rest.post(f"{target.url}/v1/episodes", json={"task_id": TASK}) as created:
+                created.raise_for_status()
+                episode = await created.json()
+            return episode["mcp_url"], {"Authorization": f"Bearer {episode['token']}"}
+
+        opener = bare if target.api_key is None else hosted
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        began = time.process_time()
+        await asyncio.gather(*(session(opener, latencies, errors, tls) for _ in range(sessions)))
+        return latencies, errors, time.process_time() - began, time.time()
+
+
+def client_process(target: Target, sessions: int, start_at: float) -> tuple[list[float], list[str], float, float]:
+    """One client process's share: `sessions` sessions from `start_at` (wall clock); their latencies, errors,
+    this process's CPU seconds and when the last ended."""
+    return asyncio.run(_sessions(target, sessions, start_at))
+
+
+def load(clients: ProcessPoolExecutor, processes: int, target: Target, sessions: int, pid: int) -> dict[str, float]:
+    """`sessions` sessions spread over the client processes, all starting together."""
+    start_at = time.time() + 1.0  # time for every process to take its share before the start
+    shares = [sessions // processes + (1 if i < sessions % processes else 0) for i in range(processes)]
+    futures = [clients.submit(client_process, target, share, start_at) for share in shares if share]
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu_before = cpu_seconds(pid)
+    results = [future.result() for future in futures]
+    cpu = cpu_seconds(pid) - cpu_before
+    wall = max(ended for *_, ended in results) - start_at
+    latencies = [latency for found, *_ in results for latency in found]
+    errors = [error for _, found, *_ in results for error in found]
+    client_cpu = sum(used for _, _, used, _ in results)
     calls = len(latencies)
     if errors:
         print(f"  {len(errors)} error(s), first: {errors[0]}", file=sys.stderr)
@@ -139,46 +190,43 @@ async def load(open_session: Opener, sessions: int, pid: int) -> dict[str, float
             "client_ms_per_call": 1000 * client_cpu / max(calls, 1), "errors": float(len(errors)), "calls": float(calls)}
 
 
-async def main(counts: list[int], scripted: bool) -> None:
-    processes: list[subprocess.Popen[bytes]] = []
+def main(counts: list[int], scripted: bool, processes: int) -> None:
+    servers: list[subprocess.Popen[bytes]] = []
+    # The service's cap on concurrent world-model calls (128 by default, to spare providers' rate limits) is
+    # lifted to what the sessions can ask at once: the bare server has none.
+    config = {"max_concurrent_calls": max(counts) * CALLS_PER_SESSION}
     with bare_server() as (bare_url, bare_pid), world_model(scripted) as (model, env), \
-            served(world_model=model, env=env, process_out=processes) as occusim_url:
-        rest = httpx.AsyncClient(headers={"Authorization": f"Bearer {API_KEY}"}, timeout=600,
-                                 limits=httpx.Limits(max_connections=200))
-
-        async def bare() -> tuple[str, dict[str, str]]:
-            return bare_url, {}
-
-        async def hosted() -> tuple[str, dict[str, str]]:
-            created = await rest.post(f"{occusim_url}/v1/episodes", json={"task_id": TASK})
-            created.raise_for_status()
-            episode = created.json()
-            return episode["mcp_url"], {"Authorization": f"Bearer {episode['token']}"}
-
+            served(world_model=model, env=env, config=config, process_out=servers) as occusim_url, \
+            ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as clients:
+        targets = ((Target("bare", bare_url), bare_pid), (Target("occusim", occusim_url, API_KEY), servers[0].pid))
         # Warm both up first (imports on first use, caches, connection pools), and let the service finish
         # importing litellm in its background thread (tens of CPU seconds on a busy machine): the run then
         # measures the steady state.
-        for opener, pid in ((bare, bare_pid), (hosted, processes[0].pid)):
-            await load(opener, 10, pid)
-            await idle(pid)
-        print(f"{'sessions':>8} | {'server':<8} | {'calls/s':>8} | {'p50 ms':>7} | {'CPU ms/call':>11} | {'client CPU':>10} | errors")
+        for target, pid in targets:
+            load(clients, processes, target, 10 * processes, pid)
+            asyncio.run(idle(pid))
+        print(f"client processes: {processes}")
+        print(f"{'sessions':>8} | {'server':<8} | {'calls/s':>8} | {'p50 ms':>7} | {'CPU ms/call':>11} | "
+              f"{'client CPU':>10} | errors")
         for sessions in counts:
             figures = {}
-            for name, opener, pid in (("bare", bare, bare_pid), ("occusim", hosted, processes[0].pid)):
-                figures[name] = found = await load(opener, sessions, pid)
-                print(f"{sessions:>8} | {name:<8} | {found['calls_per_s']:>8.1f} | {found['p50_ms']:>7.0f} | "
-                      f"{found['cpu_ms_per_call']:>11.2f} | {found['client_ms_per_call']:>10.2f} | {found['errors']:.0f}")
+            for target, pid in targets:
+                figures[target.name] = found = load(clients, processes, target, sessions, pid)
+                print(f"{sessions:>8} | {target.name:<8} | {found['calls_per_s']:>8.1f} | {found['p50_ms']:>7.0f} | "
+                      f"{found['cpu_ms_per_call']:>11.2f} | {found['client_ms_per_call']:>10.2f} | "
+                      f"{found['errors']:.0f}")
             bare_f, ours = figures["bare"], figures["occusim"]
             print(f"{sessions:>8} | ratio    | {ours['calls_per_s'] / bare_f['calls_per_s']:>7.2f}x | "
                   f"{ours['p50_ms'] / max(bare_f['p50_ms'], 1e-9):>6.2f}x | "
                   f"{ours['cpu_ms_per_call'] / max(bare_f['cpu_ms_per_call'], 1e-9):>10.2f}x | "
                   "targets: >= 0.9x calls/s, <= 2x CPU")
-        await rest.aclose()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sessions", nargs="*", type=int, default=[10, 100, 500])
     parser.add_argument("--scripted", action="store_true", help="the in-process scripted world model")
+    parser.add_argument("--client-processes", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
+                        help="client processes the sessions are spread over (default: 2, or 1 on one core)")
     args = parser.parse_args()
-    asyncio.run(main(args.sessions, args.scripted))
+    main(args.sessions, args.scripted, args.client_processes)
