@@ -67,7 +67,7 @@ class EpisodeEndpoints:
         self.sessions = sessions
         self.max_body_bytes = max_body_bytes
         self._endpoints: dict[str, _Endpoint] = {}
-        self._lock = anyio.Lock()
+        self._opening: dict[str, anyio.Lock] = {}  # episodes whose endpoint is being opened
         self._task_group: TaskGroup | None = None
 
     def __len__(self) -> int:
@@ -101,33 +101,43 @@ class EpisodeEndpoints:
         endpoint = self._endpoints.get(episode_id)
         if endpoint is not None:
             return endpoint
-        async with self._lock:
-            endpoint = self._endpoints.get(episode_id)
-            if endpoint is not None:
+        # One opening per episode at a time, and episodes open side by side: an endpoint takes a few turns of
+        # the event loop to start, which one lock for all made every other episode's first request wait for
+        # (up to 0.36 s for the last of 100 sessions starting together).
+        lock = self._opening.setdefault(episode_id, anyio.Lock())
+        try:
+            async with lock:
+                endpoint = self._endpoints.get(episode_id)
+                if endpoint is None:
+                    endpoint = self._endpoints[episode_id] = await self._open(episode_id)
                 return endpoint
-            try:
-                episode = await self.service.open(episode_id)
-            except EpisodeNotFoundError as error:
-                raise ApiError(404, "not_found", str(error)) from None
-            except EpisodeError as error:
-                raise ApiError(409, "episode_unavailable", str(error)) from None
-            server = build_mcp_server(episode, judging=self.judging)
-            manager = StreamableHTTPSessionManager(
-                app=server,
-                security_settings=self.security,
-                # Plain JSON answers: tool calls send no notifications, and SSE framing cost legacy
-                # clients ~6 ms per call (bench/bench_http_overhead.py).
-                json_response=True,
-                max_request_body_size=self.max_body_bytes,
-                # It serves only 2026-07-28 requests; handshake-era sessions are LegacySessions'.
-                stateless=True,
-            )
-            endpoint = _Endpoint(episode, server, manager)
-            if self._task_group is None:
-                raise RuntimeError("EpisodeEndpoints is not running; serve it inside `running()`")
-            await self._task_group.start(self._run, endpoint)
-            self._endpoints[episode_id] = endpoint
-            return endpoint
+        finally:
+            if not lock.locked() and self._opening.get(episode_id) is lock:
+                del self._opening[episode_id]
+
+    async def _open(self, episode_id: str) -> _Endpoint:
+        try:
+            episode = await self.service.open(episode_id)
+        except EpisodeNotFoundError as error:
+            raise ApiError(404, "not_found", str(error)) from None
+        except EpisodeError as error:
+            raise ApiError(409, "episode_unavailable", str(error)) from None
+        server = build_mcp_server(episode, judging=self.judging)
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            security_settings=self.security,
+            # Plain JSON answers: tool calls send no notifications, and SSE framing cost legacy
+            # clients ~6 ms per call (bench/bench_http_overhead.py).
+            json_response=True,
+            max_request_body_size=self.max_body_bytes,
+            # It serves only 2026-07-28 requests; handshake-era sessions are LegacySessions'.
+            stateless=True,
+        )
+        endpoint = _Endpoint(episode, server, manager)
+        if self._task_group is None:
+            raise RuntimeError("EpisodeEndpoints is not running; serve it inside `running()`")
+        await self._task_group.start(self._run, endpoint)
+        return endpoint
 
     @staticmethod
     async def _run(endpoint: _Endpoint, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:

@@ -286,3 +286,41 @@ def test_config_file_settings(tmp_path):
     yaml_config.write_text("prot: 80\n")
     with pytest.raises(ConfigError, match="service.yaml: prot: Extra inputs are not permitted"):
         load_settings(yaml_config, environ={})
+
+
+async def test_an_episode_slow_to_open_does_not_hold_up_the_others(tmp_path, monkeypatch):
+    """Endpoints open side by side: one waiting on its store read leaves every other episode served."""
+    import threading
+
+    from occusim.server import EpisodeService
+
+    release = threading.Event()
+    slow: list[str] = []
+    opened = EpisodeService.open
+
+    async def open_slowly(self, episode_id, *args, **kwargs):
+        if episode_id in slow:  # the server's loop runs in a thread of its own: wait there for the release
+            await asyncio.to_thread(release.wait, 30)
+        return await opened(self, episode_id, *args, **kwargs)
+
+    monkeypatch.setattr(EpisodeService, "open", open_slowly)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}}}
+
+    def request(episode: dict) -> dict:
+        return {"json": listing, "headers": {
+            "Authorization": f"Bearer {episode['token']}", "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/list"}}
+
+    with LiveServer(hosted_settings(tmp_path)) as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            first, second = await create_episode(http, server), await create_episode(http, server)
+            slow.append(first["episode_id"])
+            waiting = asyncio.create_task(http.post(first["mcp_url"], **request(first)))
+            await asyncio.sleep(0.3)  # the first episode's endpoint is opening now
+            served = await asyncio.wait_for(http.post(second["mcp_url"], **request(second)), timeout=10)
+            assert served.status_code == 200 and not waiting.done()
+            release.set()
+            assert (await asyncio.wait_for(waiting, timeout=30)).status_code == 200
