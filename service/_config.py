@@ -31,6 +31,7 @@ from occusim.server import (
 
 from ._api_models import TenantLimits
 from ._auth import fingerprint
+from ._counters import CONNECTIONS as REDIS_CONNECTIONS
 from ._oauth_settings import OAuthSettings
 
 LOOPBACK_NAMES = ("localhost",)
@@ -159,6 +160,10 @@ class ServiceSettings(BaseModel):
     redis: str | None = Field(
         default=None, description="Redis URL (redis://host:6379/0) where replicas share tenant usage and ended "
         "MCP sessions; without it they are counted in this process only.",
+    )
+    redis_connections: int = Field(
+        default=REDIS_CONNECTIONS, ge=1, le=10_000, description="Connections each process keeps to Redis; past "
+        "them a counter update waits for a free one (up to 30 s) instead of failing.",
     )
     redis_prefix: str = Field(default="occusim", min_length=1, max_length=100,
                               description="Prefix of this service's Redis keys (one per deployment sharing a Redis).")

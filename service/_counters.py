@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from occusim.environments import OccusimError
 
 SOCKET_SECONDS = 30.0
-# Connections one process keeps to Redis; each command holds one for well under a millisecond.
+# Connections one process keeps to Redis by default (`redis_connections`); each command holds one for well
+# under a millisecond.
 CONNECTIONS = 64
 # One atomic step in Redis: add, floor at 0, and renew the expiry.
 _ADD = """
@@ -105,7 +106,7 @@ class MemoryCounters:
 class RedisCounters:
     """Counters in Redis, shared by every replica given the same URL and prefix (redis.asyncio, imported lazily)."""
 
-    def __init__(self, url: str, *, prefix: str = "occusim") -> None:
+    def __init__(self, url: str, *, prefix: str = "occusim", connections: int = CONNECTIONS) -> None:
         import redis.asyncio
         from redis.asyncio.retry import Retry
         from redis.backoff import ExponentialBackoff
@@ -113,13 +114,16 @@ class RedisCounters:
 
         self.url = url
         self.prefix = prefix
+        self.connections = connections
         try:
             # A saturated replica's event loop can run late by seconds: time out generously, and retry what
             # a dropped connection or a timeout interrupted.
             # Past its connections, redis-py's default pool fails a command ("Too many connections"); this
             # one makes it wait for a free connection, as long as a command may take.
             pool = redis.asyncio.BlockingConnectionPool.from_url(
-                url, max_connections=CONNECTIONS, timeout=SOCKET_SECONDS,
+                url, max_connections=connections, timeout=SOCKET_SECONDS,
+                # Named, so that Redis's CLIENT LIST shows which deployment holds which connections.
+                client_name=f"occusim:{prefix}",
                 socket_timeout=SOCKET_SECONDS, socket_connect_timeout=SOCKET_SECONDS,
                 retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), retries=3),
                 retry_on_error=[ConnectionError, TimeoutError], health_check_interval=30,
@@ -167,8 +171,9 @@ class RedisCounters:
             raise CountersUnavailableError(f"Redis at {_shown(self.url)}: {error}") from None
 
 
-def counters_for(url: str | None, *, prefix: str = "occusim") -> MemoryCounters | RedisCounters:
-    return RedisCounters(url, prefix=prefix) if url else MemoryCounters()
+def counters_for(url: str | None, *, prefix: str = "occusim",
+                 connections: int = CONNECTIONS) -> MemoryCounters | RedisCounters:
+    return RedisCounters(url, prefix=prefix, connections=connections) if url else MemoryCounters()
 
 
 def _shown(url: str) -> str:

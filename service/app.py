@@ -63,7 +63,8 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
                                                   pool_size=settings.db_pool_size,
                                                   max_overflow=settings.db_max_overflow)
     owns_counters = counters is None
-    counters = counters if counters is not None else counters_for(settings.redis, prefix=settings.redis_prefix)
+    counters = counters if counters is not None else counters_for(settings.redis, prefix=settings.redis_prefix,
+                                                                        connections=settings.redis_connections)
     limits = TenantLimiter(counters, store, defaults=settings.limits, tenants=settings.tenant_limits)
     hook = protocol.judge_hook(settings.judge_model, catalog)
     service = EpisodeService(catalog, store, world_model=settings.world_model, judge=hook, protocol=protocol,

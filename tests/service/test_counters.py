@@ -6,9 +6,11 @@ import asyncio
 import uuid
 
 import pytest
+import redis.asyncio
 
 from occusim.service import MemoryCounters, RedisCounters
-from tests.helpers import REDIS_URL
+from occusim.service._counters import counters_for
+from tests.helpers import REDIS_URL, hosted_settings
 
 KINDS = ["memory", pytest.param("redis", marks=pytest.mark.redis)]
 
@@ -60,3 +62,28 @@ async def test_more_concurrent_changes_than_connections_wait_for_one_and_all_cou
         assert await counters.value("calls:alice") == 1000
     finally:
         await counters.close()
+
+
+@pytest.mark.redis
+async def test_the_connections_setting_bounds_what_a_process_holds_in_redis(tmp_path):
+    prefix = f"test-{uuid.uuid4().hex}"
+    settings = hosted_settings(tmp_path, redis=REDIS_URL, redis_prefix=prefix, redis_connections=3)
+    counters = counters_for(settings.redis, prefix=settings.redis_prefix, connections=settings.redis_connections)
+    observer = redis.asyncio.Redis.from_url(REDIS_URL)
+    seen: list[int] = []
+
+    async def watch() -> None:
+        while True:
+            clients = await observer.client_list()
+            seen.append(sum(1 for client in clients if client.get("name") == f"occusim:{prefix}"))
+            await asyncio.sleep(0.005)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await asyncio.gather(*(counters.add("calls:alice", 1, ttl=60) for _ in range(2000)))
+        assert await counters.value("calls:alice") == 2000
+    finally:
+        watcher.cancel()
+        await counters.close()
+        await observer.aclose()
+    assert max(seen) == 3, seen  # named as its deployment, and never more than the setting allows
