@@ -2,7 +2,7 @@
 # loads only the modules it needs, while type checkers see the real types.
 from ._access_log import redact_access_log, without_query_values
 from ._app import BODY_ERRORS, error_responses, rest_app
-from ._body_limit import BodyLimit, body_too_large, declares_too_much
+from ._body_limit import BodyLimit, body_too_large, declares_too_much, limited_receive
 from ._errors import ApiError, ErrorBody, FieldError, unauthorized
 from ._handlers import error_response
 from ._json_body import MAX_BODY_DEPTH, JsonBodyRoute
@@ -20,6 +20,7 @@ __all__ = [
     "declares_too_much",
     "error_response",
     "error_responses",
+    "limited_receive",
     "read_deadline_protocol",
     "redact_access_log",
     "rest_app",

@@ -26,7 +26,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         if declares_too_much(Headers(scope=scope), self.max_body_bytes):
-            await error_response(self._too_large())(scope, receive, send)
+            await error_response(body_too_large(self.max_body_bytes, self.setting))(scope, receive, send)
             return
         started = False
 
@@ -36,30 +36,12 @@ class BodyLimit:
             await send(message)
 
         try:
-            await self.app(scope, self._limited(receive), tracked_send)
+            await self.app(scope, limited_receive(receive, self.max_body_bytes, self.setting), tracked_send)
         except ApiError as error:
             # Raised by the limited receive inside an app that has no handler for it (an MCP endpoint).
             if started or error.status_code != 413:
                 raise
             await error_response(error)(scope, receive, send)
-
-    def _too_large(self) -> ApiError:
-        return body_too_large(self.max_body_bytes, self.setting)
-
-
-    def _limited(self, receive: Receive) -> Receive:
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise self._too_large()
-            return message
-
-        return limited_receive
 
 
 def body_too_large(max_body_bytes: int, setting: str) -> ApiError:
@@ -72,3 +54,19 @@ def declares_too_much(headers: Headers, max_body_bytes: int) -> bool:
     """Whether the request's Content-Length is over `max_body_bytes`."""
     declared = headers.get("content-length")
     return declared is not None and declared.isdigit() and int(declared) > max_body_bytes
+
+
+def limited_receive(receive: Receive, max_body_bytes: int, setting: str) -> Receive:
+    """`receive` that raises `body_too_large` once the body's chunks add up to more than `max_body_bytes`."""
+    received = 0
+
+    async def limited() -> Message:
+        nonlocal received
+        message = await receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > max_body_bytes:
+                raise body_too_large(max_body_bytes, setting)
+        return message
+
+    return limited

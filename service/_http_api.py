@@ -51,11 +51,11 @@ class Hosted:
         """The tenant of the request's API key or access token (None without auth, or for neither)."""
         if self.api_keys is None:
             return None
-        scheme, _, key = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer":
+        credential = bearer_credential(request.headers.get("authorization"))
+        if credential is None:
             return None
         try:
-            return await self.tenant_of_credential(key.strip())
+            return await self.tenant_of_credential(credential)
         except ApiError:
             return None
 
@@ -97,6 +97,14 @@ class Hosted:
             return found
 
         return tenant
+
+
+def bearer_credential(authorization: str | None) -> str | None:
+    """The credential of an `Authorization: Bearer <credential>` header, read as FastAPI's HTTPBearer reads
+    it; None for a missing header or another scheme."""
+    scheme, _, credential = (authorization or "").partition(" ")
+    credential = credential.strip()
+    return credential if scheme.lower() == "bearer" and credential else None
 
 
 @contextlib.contextmanager

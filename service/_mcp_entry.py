@@ -18,14 +18,6 @@ from ._http_api import Hosted, tenant_limits_answered
 MCP_PATH = "/v1/episodes/{episode_id}/mcp"
 
 
-def bearer_credential(authorization: str | None) -> str | None:
-    """The credential of an `Authorization: Bearer <credential>` header, read as FastAPI's HTTPBearer reads
-    it; None for a missing header or another scheme."""
-    scheme, _, credential = (authorization or "").partition(" ")
-    credential = credential.strip()
-    return credential if scheme.lower() == "bearer" and credential else None
-
-
 async def open_mcp_exchange(hosted: Hosted, episode_id: str, *, credential: str | None, version: str | None,
                             body: bytes | None) -> Response:
     """The response for one request to the episode's MCP endpoint: the exchange with its MCP server, or the

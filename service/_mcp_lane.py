@@ -16,10 +16,10 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from occusim.rest import ApiError, body_too_large, declares_too_much, error_response
+from occusim.rest import ApiError, body_too_large, declares_too_much, error_response, limited_receive
 
-from ._http_api import Hosted
-from ._mcp_entry import bearer_credential, open_mcp_exchange
+from ._http_api import Hosted, bearer_credential
+from ._mcp_entry import open_mcp_exchange
 
 _ENDPOINT = re.compile(r"/v1/episodes/([^/]+)/mcp/?")
 _METHODS = frozenset({"POST", "GET", "DELETE"})
@@ -28,10 +28,11 @@ _METHODS = frozenset({"POST", "GET", "DELETE"})
 class McpLane:
     """ASGI middleware: requests to an episode's MCP endpoint are answered here, the rest passed on."""
 
-    def __init__(self, app: ASGIApp, *, hosted: Hosted, max_body_bytes: int, setting: str) -> None:
+    def __init__(self, app: ASGIApp, *, hosted: Hosted, setting: str) -> None:
+        """`setting` names what raises the body limit (the service's max_body_bytes), for the 413 message."""
         self.app = app
         self.hosted = hosted
-        self.max_body_bytes = max_body_bytes
+        self.max_body_bytes = hosted.settings.max_body_bytes
         self.setting = setting
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -72,16 +73,12 @@ class McpLane:
 
     async def _body(self, receive: Receive) -> bytes | None:
         """The whole body; ApiError 413 past the limit; None when the client left."""
+        limited = limited_receive(receive, self.max_body_bytes, self.setting)
         chunks: list[bytes] = []
-        size = 0
         while True:
-            message = await receive()
+            message = await limited()
             if message["type"] == "http.disconnect":
                 return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise body_too_large(self.max_body_bytes, self.setting)
-            chunks.append(chunk)
+            chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 return b"".join(chunks)

@@ -15,7 +15,7 @@ from occusim.viewer import PAGE_HEADERS, AccessDenied, EpisodeSource, viewer_rou
 
 from ._api_models import ViewerLinkRequest, ViewerLinkResponse
 from ._auth import ViewerGrant, ViewerLinks
-from ._http_api import Hosted
+from ._http_api import Hosted, bearer_credential
 from ._viewer_source import StoreEpisodes
 
 VIEW_PATH = "/v1/view"
@@ -57,8 +57,8 @@ class HostedViewer:
             return self.source(None)
         header = request.headers.get("authorization", "")
         if header:
-            scheme, _, key = header.partition(" ")
-            tenant = self.hosted.api_keys.tenant(key.strip()) if scheme.lower() == "bearer" else None
+            credential = bearer_credential(header)
+            tenant = self.hosted.api_keys.tenant(credential) if credential is not None else None
             if tenant is None:
                 raise AccessDenied(401, "unknown API key: send 'Authorization: Bearer <key>'", _CHALLENGE)
             return self.source(tenant)

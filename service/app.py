@@ -123,7 +123,7 @@ def create_app(settings: ServiceSettings, *, catalog: Catalog | None = None, sto
                  viewer_link_router(hosted, viewer)],
         max_body_bytes=settings.max_body_bytes, body_limit_setting=body_limit,
         middleware=[Middleware(HostGuard, security=security),
-                    Middleware(McpLane, hosted=hosted, max_body_bytes=settings.max_body_bytes, setting=body_limit),
+                    Middleware(McpLane, hosted=hosted, setting=body_limit),
                     cors(settings.trusted_origins())],
         lifespan=lifespan,
     )
