@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.middleware.cors import CORSMiddleware
 
@@ -41,6 +41,14 @@ def answered(response: httpx.Response) -> tuple[int, object, dict[str, str]]:
     if isinstance(body, dict) and isinstance(body.get("result"), dict):
         body = {**body, "result": {k: v for k, v in body["result"].items() if k != "_meta"}}
     return response.status_code, body, {h: response.headers[h] for h in COMPARED_HEADERS if h in response.headers}
+
+
+STREAMED = object()  # a body sent in chunks without a Content-Length, over the limit
+
+
+def sent(body: object) -> object:
+    """What httpx sends for a case's body: a fresh chunk iterator for STREAMED."""
+    return iter([b"x" * 1500, b"x" * 1500]) if body is STREAMED else body
 
 
 def rpc(method: str, params: dict | None = None, ident: int = 1) -> bytes:
@@ -79,7 +87,7 @@ def test_the_lane_and_the_route_answer_alike_and_the_lane_is_taken(tmp_path, mon
             ("POST", "/v1/episodes/ep-none/mcp", modern, call),
             ("POST", path, {**modern, "MCP-Protocol-Version": "1999-01-01"}, call),
             ("POST", path, modern, b"x" * (MAX_BODY + 1)),  # declared too large
-            ("POST", path, modern, iter([b"x" * 1500, b"x" * 1500])),  # streamed too large, no length
+            ("POST", path, modern, STREAMED),  # too large, streamed without a length
             ("POST", path, modern, b"{not json"),
             ("POST", path, listing, rpc("tools/list")),
             ("POST", path + "/", listing, rpc("tools/list")),
@@ -89,17 +97,14 @@ def test_the_lane_and_the_route_answer_alike_and_the_lane_is_taken(tmp_path, mon
             ("DELETE", path, modern, None),
             ("PUT", path, modern, call),  # not the lane's: both answer as the REST stack does
         ]
+        from_lane = []
         for method, where, headers, body in cases:
-            answers = []
-            for server in (lane, route):
-                content = body if not hasattr(body, "__next__") else iter([b"x" * 1500, b"x" * 1500])
-                answers.append(answered(http.request(method, server.url + where, headers=headers, content=content)))
+            answers = [answered(http.request(method, server.url + where, headers=headers, content=sent(body)))
+                       for server in (lane, route)]
             assert answers[0] == answers[1], (method, where, headers.get("Authorization"))
-        statuses = [answered(http.request(m, lane.url + w, headers=h, content=b if isinstance(b, bytes | None)
-                                          else None))[0] for m, w, h, b in cases[:7]]
-        assert statuses == [401, 401, 401, 401, 401, 400, 413]
-        assert [answered(http.request(m, lane.url + w, headers=h, content=b))[0] for m, w, h, b in cases[9:13]] \
-            == [200, 200, 200, 200]
+            from_lane.append(answers[0][0])
+        assert from_lane[:8] == [401, 401, 401, 401, 401, 400, 413, 413]
+        assert from_lane[9:13] == [200, 200, 200, 200]
 
         through_cors.clear()
         assert http.post(lane.url + path, headers=listing, content=rpc("tools/list")).status_code == 200
@@ -115,26 +120,21 @@ _AUTHS = st.sampled_from([None, "Bearer", "bearer ept_x", "Basic abc", "Bearer  
 _VERSIONS = st.sampled_from([None, MODERN, "2025-11-25", "1999-01-01", "", "2026-07-28,2025-11-25"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.fixture(scope="module")
+def shared_pair(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    """One pair of servers for the generated requests (starting two per example would take minutes)."""
+    with lane_and_route(tmp_path_factory.mktemp("lane")) as (lane, route):
+        yield lane.url, route.url
+
+
+@settings(max_examples=60, deadline=None)
 @given(method=st.sampled_from(["POST", "GET", "DELETE", "PATCH"]), episode=_IDS, tail=st.sampled_from(["", "/", "//"]),
        auth=_AUTHS, version=_VERSIONS, body=st.one_of(st.none(), st.binary(max_size=64),
                                                       st.just(b"y" * (MAX_BODY + 10))))
-def test_any_request_near_the_endpoint_gets_the_routes_answer(tmp_path_factory, method, episode, tail, auth,
-                                                              version, body):
+def test_any_request_near_the_endpoint_gets_the_routes_answer(shared_pair, method, episode, tail, auth, version,
+                                                              body):
     headers = {k: v for k, v in (("Authorization", auth), ("MCP-Protocol-Version", version)) if v is not None}
     with httpx.Client(timeout=60) as http:
         answers = [answered(http.request(method, f"{url}/v1/episodes/{episode}/mcp{tail}", headers=headers,
-                                         content=body)) for url in _SHARED_URLS]
+                                         content=body)) for url in shared_pair]
     assert answers[0] == answers[1]
-
-
-_SHARED_URLS: list[str] = []
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _shared_pair(tmp_path_factory):
-    """One pair of servers for the generated requests (starting two per example would take minutes)."""
-    with lane_and_route(tmp_path_factory.mktemp("lane")) as (lane, route):
-        _SHARED_URLS[:] = [lane.url, route.url]
-        yield
-        _SHARED_URLS.clear()
