@@ -1,14 +1,16 @@
 """occusim's hosted service beside a bare MCP SDK server, same client load, one run: N sessions of the
 official SDK client, each making 4 `get_patient` calls. The bare server's tool sleeps 0.5 s; occusim's world
 model answers after 0.5 s, and each of its sessions is created through `POST /v1/episodes` first (counted).
-Prints calls/s, p50 call latency and server CPU per call, and the ratios.
+The sessions are spread over client processes that start together. Prints calls/s, p50 call latency, server
+CPU per call and the clients' CPU per call, and the ratios.
 
 The world model is, as in a deployment, an OpenAI-compatible endpoint (`openai/fake-world`, bench/_fake_openai.py
 in a process of its own, whose CPU is charged to neither side) answering the record after 0.5 s, with the
 response cache off so that every call waits for it; `--scripted`
 uses the in-process `scripted/triage-slow` instead, whose answers pass through litellm's mock path.
 
-    .venv/bin/python bench/bench_hosted_vs_sdk.py [--scripted] [SESSIONS ...]   (default 10 100 500)
+    .venv/bin/python bench/bench_hosted_vs_sdk.py [--scripted] [--client-processes N] [SESSIONS ...]
+    (default: 2 client processes; 10 100 500 sessions)
 """
 
 from __future__ import annotations
@@ -143,7 +145,8 @@ async def _sessions(target: Target, sessions: int, start_at: float) -> tuple[lis
     tls = ssl.create_default_context()
     # The episodes are created with aiohttp: httpx's pool checks every pooled connection on each request,
     # which at 500 concurrent creations was a tenth of the client's CPU and held the POSTs back for seconds.
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {target.api_key}"},
+    credentials = {"Authorization": f"Bearer {target.api_key}"} if target.api_key else {}
+    async with aiohttp.ClientSession(headers=credentials,
                                      connector=aiohttp.TCPConnector(limit=0),
                                      timeout=aiohttp.ClientTimeout(total=600)) as rest:
 
