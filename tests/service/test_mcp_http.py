@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 import time
 import uuid
 
@@ -13,7 +14,7 @@ import pytest
 
 from occusim.clients.cli import main
 from occusim.environments import EpisodeRecord, Task
-from occusim.server import Store
+from occusim.server import EpisodeService, Store
 from occusim.service._api_models import CreateEpisodeRequest, EpisodeView
 from tests.helpers import (
     API_KEYS,
@@ -290,10 +291,6 @@ def test_config_file_settings(tmp_path):
 
 async def test_an_episode_slow_to_open_does_not_hold_up_the_others(tmp_path, monkeypatch):
     """Endpoints open side by side: one waiting on its store read leaves every other episode served."""
-    import threading
-
-    from occusim.server import EpisodeService
-
     release = threading.Event()
     slow: list[str] = []
     opened = EpisodeService.open
