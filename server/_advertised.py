@@ -31,8 +31,8 @@ def advertised_output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     Clients validate structured results against the advertised schema (some even error results), so it
     admits what the episode really returns: error envelopes `{"error": ...}` (simulated tool errors,
-    explicit faults, invalid arguments), and results degraded by implicit faults (E2), which drop
-    optional fields, null nested fields and truncate lists. Without this the client library, not the
+    explicit faults, invalid arguments), and results degraded by implicit faults (E2), which drop or null
+    optional fields and truncate lists. Without this the client library, not the
     agent, would reject such a result and turn an implicit fault into an explicit one. Nullable values are
     spelled as `anyOf` with a `null` branch, the most portable form, and so are the declared schema's own
     `type` arrays.
@@ -54,10 +54,12 @@ def advertised_validator(schema: Mapping[str, Any]) -> Validator:
     return per_schema(_VALIDATORS, schema, lambda: local_validator(advertised_output_schema(schema), formats=False))
 
 
-# Where subschemas sit: values that may be nulled or truncated, and definitions or alternatives whose
-# nullability is decided where they are used.
-_VALUE_MAPS = ("properties", "patternProperties")
-_VALUE_SCHEMAS = ("items", "additionalProperties")
+# Where subschemas sit: fields that may be nulled (optional ones: `properties` the object does not require,
+# and those `patternProperties` and `additionalProperties` describe), list items (cut, never nulled), and
+# definitions or alternatives whose nullability is decided where they are used.
+_NULLABLE_MAPS = ("patternProperties",)
+_NULLABLE_VALUES = ("additionalProperties",)
+_ITEMS = ("items", "prefixItems")
 _DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
 _ALTERNATIVES = ("anyOf", "oneOf", "allOf")
 # Bounds a degraded result may break: a truncated list loses items (and the ones `contains` asked for),
@@ -67,22 +69,29 @@ _DROPPED_BOUNDS = frozenset({"minItems", "contains", "minContains", "minProperti
 
 
 def _relaxed(schema: Any, *, nullable: bool) -> Any:
-    """A copy of `schema` without lower bounds on sizes, whose nested values (when `nullable`, itself too)
+    """A copy of `schema` without lower bounds on sizes, whose optional fields (when `nullable`, itself too)
     admit null, and whose `oneOf` is an `anyOf`: once fields are nulled or dropped, a result may fit more
     than one alternative."""
     if not isinstance(schema, dict):
         return copy.deepcopy(schema)
     out: dict[str, Any] = {}
     one_of: list[Any] | None = None
+    # Fields the same object requires are never nulled (a degradation nulls only optional ones), so they
+    # stay as declared: every null branch is a subschema that clients check the schema for, once a session.
+    listed_required = schema.get("required")
+    required = set(listed_required) if isinstance(listed_required, list) else set()
     for key, value in schema.items():
         if key in _DROPPED_BOUNDS:
             continue
-        if key in _VALUE_MAPS + _DEFINITION_MAPS and isinstance(value, dict):
-            out[key] = {name: _relaxed(sub, nullable=key in _VALUE_MAPS) for name, sub in value.items()}
-        elif key in _VALUE_SCHEMAS:
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _relaxed(sub, nullable=name not in required) for name, sub in value.items()}
+        elif key in _NULLABLE_MAPS + _DEFINITION_MAPS and isinstance(value, dict):
+            out[key] = {name: _relaxed(sub, nullable=key in _NULLABLE_MAPS) for name, sub in value.items()}
+        elif key in _NULLABLE_VALUES:
             out[key] = _relaxed(value, nullable=True)
-        elif key == "prefixItems" and isinstance(value, list):
-            out[key] = [_relaxed(sub, nullable=True) for sub in value]
+        elif key in _ITEMS and isinstance(value, dict | list):
+            out[key] = [_relaxed(sub, nullable=False) for sub in value] if isinstance(value, list) else _relaxed(
+                value, nullable=False)
         elif key in _ALTERNATIVES and isinstance(value, list):
             relaxed = [_relaxed(sub, nullable=False) for sub in value]
             if key == "oneOf":

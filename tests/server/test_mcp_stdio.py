@@ -176,8 +176,12 @@ async def test_clients_accept_every_degraded_result(tmp_path):
 
 def test_the_advertised_schema_admits_degraded_and_error_results():
     advertised = Draft202012Validator(advertised_output_schema(TRIAGE["tools"][0]["output_schema"]))
-    assert advertised.is_valid({"patients": [{"id": "P1", "name": None, "priority": None}], "count": None})
+    # Degradations null or drop optional fields only: those admit null, required ones keep their type.
+    assert advertised.is_valid({"patients": [{"id": "P1", "name": "Ana", "priority": 3, "notes": None}],
+                                "count": None})
     assert advertised.is_valid({"patients": []})
+    assert not advertised.is_valid({"patients": None})
+    assert not advertised.is_valid({"patients": [{"id": "P1", "name": None, "priority": 3}]})
     assert advertised.is_valid({"error": "no patient P9"})
     assert advertised.is_valid({"error": {"type": "timeout", "message": "timed out"}})
     assert not advertised.is_valid({"patients": [{"id": "P1", "name": "Ana", "priority": "high"}]})
