@@ -4,6 +4,7 @@ prompt and resource. Transports (stdio, streamable HTTP) wrap the `Server` this 
 from __future__ import annotations
 
 import json
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -141,9 +142,27 @@ def build_mcp_server(episode: Episode, *, judging: BackgroundJudging | None = No
     return server
 
 
+# Each scenario's tool list, built once: every episode of the scenario lists the same tools, and relaxing
+# their output schemas is most of the work of opening an episode's endpoint. Keyed by the scenario object,
+# and dropped with it.
+_TOOLS: dict[tuple[int, bool], tuple[weakref.ref[Scenario], list[types.Tool]]] = {}
+
+
 def scenario_tools(scenario: Scenario, *, output_schemas: bool = True) -> list[types.Tool]:
     """An episode's tools as MCP lists them: the scenario's, then `submit_result`; with `output_schemas`, each
-    with its output schema (a protocol whose results are the world model's text, verbatim, lists none)."""
+    with its output schema (a protocol whose results are the world model's text, verbatim, lists none).
+
+    The list is shared by every episode of `scenario`: treat it as read-only."""
+    key = (id(scenario), output_schemas)
+    cached = _TOOLS.get(key)
+    if cached is not None and cached[0]() is scenario:
+        return cached[1]
+    tools = _listed_tools(scenario, output_schemas)
+    _TOOLS[key] = (weakref.ref(scenario, lambda _: _TOOLS.pop(key, None)), tools)
+    return tools
+
+
+def _listed_tools(scenario: Scenario, output_schemas: bool) -> list[types.Tool]:
     tools = [
         types.Tool(
             name=tool.name,
