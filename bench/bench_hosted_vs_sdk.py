@@ -1,5 +1,6 @@
 """occusim's hosted service beside a bare MCP SDK server, same client load, one run: N sessions of the
-official SDK client, each making 4 `get_patient` calls. The bare server's tool sleeps 0.5 s; occusim's world
+official SDK client, each making 4 `get_patient` calls. The bare server's tool (the same contract as the
+scenario's, bench/_bare_sdk_server.py) sleeps 0.5 s; occusim's world
 model answers after 0.5 s, and each of its sessions is created through `POST /v1/episodes` first (counted).
 The sessions are spread over client processes that start together. Prints calls/s, p50 call latency, server
 CPU per call and the clients' CPU per call, and the ratios.
