@@ -57,7 +57,6 @@ def advertised_validator(schema: Mapping[str, Any]) -> Validator:
 # definitions or alternatives whose nullability is decided where they are used.
 _NULLABLE_MAPS = ("patternProperties",)
 _NULLABLE_VALUES = ("additionalProperties",)
-_ITEMS = ("items", "prefixItems")
 _DEFINITION_MAPS = ("$defs", "definitions", "dependentSchemas")
 _ALTERNATIVES = ("anyOf", "oneOf", "allOf")
 # Bounds a degraded result may break: a truncated list loses items (and the ones `contains` asked for),
@@ -87,9 +86,10 @@ def _relaxed(schema: Any, *, nullable: bool) -> Any:
             out[key] = {name: _relaxed(sub, nullable=key in _NULLABLE_MAPS) for name, sub in value.items()}
         elif key in _NULLABLE_VALUES:
             out[key] = _relaxed(value, nullable=True)
-        elif key in _ITEMS and isinstance(value, dict | list):
-            out[key] = [_relaxed(sub, nullable=False) for sub in value] if isinstance(value, list) else _relaxed(
-                value, nullable=False)
+        elif key == "items":
+            out[key] = _relaxed(value, nullable=False)
+        elif key == "prefixItems" and isinstance(value, list):
+            out[key] = [_relaxed(sub, nullable=False) for sub in value]
         elif key in _ALTERNATIVES and isinstance(value, list):
             relaxed = [_relaxed(sub, nullable=False) for sub in value]
             if key == "oneOf":
